@@ -1,0 +1,56 @@
+# gdpr_lakehouse — the two commands a new machine needs: `make run` and `make test`.
+# Both set up whatever is missing first (venv, Python packages, Delta's jars) and are
+# a fast no-op for what is already there.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON_BOOTSTRAP ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DBT := $(VENV)/bin/dbt
+STAMP := $(VENV)/.installed
+
+# dbt reads the project's own profiles.yml; all local state lives in $(LAKEHOUSE_DIR).
+export DBT_PROFILES_DIR ?= $(CURDIR)
+export LAKEHOUSE_DIR ?= $(CURDIR)/.lakehouse
+export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+
+.PHONY: help setup run test lint unit functional clean
+
+help:
+	@echo "make run    set up what is missing, then dbt build on the local target"
+	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
+	@echo "make setup  only the set-up (venv, packages, Delta jars)"
+	@echo "make clean  drop local state (.lakehouse, target, logs)"
+
+# Reinstalled only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON_BOOTSTRAP) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $@
+
+setup: $(STAMP)
+	@$(PY) -m python_jobs.jars
+
+run: setup
+	$(DBT) build --target local
+
+lint: setup
+	$(VENV)/bin/ruff check python_jobs tests bench
+	$(VENV)/bin/ruff format --check python_jobs tests bench
+	$(VENV)/bin/sqlfluff lint models macros snapshots tests
+
+unit: setup
+	$(VENV)/bin/pytest tests/unit
+
+functional: setup
+	$(VENV)/bin/pytest tests/functional
+
+test: lint
+	$(VENV)/bin/pytest
+
+clean:
+	rm -rf $(LAKEHOUSE_DIR) target logs

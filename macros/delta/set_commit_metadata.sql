@@ -1,0 +1,41 @@
+{#
+    Every commit says why: tag the Delta commits that follow with `userMetadata`
+    (actor, tool, command, invocation, model, purpose, request), so DESCRIBE HISTORY
+    and the audit log explain every version. Used as a pre-hook on every model, seed
+    and snapshot; operations call it before they write. Pair with
+    reset_commit_metadata() so a tag never outlives the work it describes.
+#}
+{% macro set_commit_metadata(purpose, request_id=none, reason=none) -%}
+    {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason)) }}
+{%- endmacro %}
+
+{% macro default__set_commit_metadata(purpose, request_id, reason) -%}
+    {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason) -%}
+    set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
+{%- endmacro %}
+
+{% macro _commit_metadata_json(purpose, request_id, reason) -%}
+    {%- set safe = '^[A-Za-z0-9_.:@/ +-]{1,200}$' -%}
+    {%- set actor = env_var('LAKEHOUSE_ACTOR', env_var('USER', env_var('LOGNAME', 'unknown'))) -%}
+    {%- set tag = {
+        'actor': actor,
+        'tool': 'dbt',
+        'command': flags.WHICH,
+        'invocation_id': invocation_id,
+        'purpose': purpose,
+    } -%}
+    {%- if model is defined and model is mapping and model.get('unique_id') -%}
+        {%- do tag.update({'node': model.unique_id}) -%}
+    {%- endif -%}
+    {%- if request_id is not none -%}{%- do tag.update({'request_id': request_id}) -%}{%- endif -%}
+    {%- if reason is not none -%}{%- do tag.update({'reason': reason}) -%}{%- endif -%}
+    {%- for key, value in tag.items() -%}
+        {%- if value is none or not modules.re.match(safe, value | string) -%}
+            {%- do exceptions.raise_compiler_error(
+                "set_commit_metadata: " ~ key ~ " = " ~ (value | string)[:80] ~ " is not allowed in a commit tag; "
+                ~ "use 1-200 characters from letters, digits, space and _ . : @ / + -"
+            ) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(tojson(tag, sort_keys=true)) }}
+{%- endmacro %}

@@ -1,0 +1,104 @@
+"""Where the project lives, its local state folder, and its dbt profile and manifest.
+
+The dbt profile is the single source of Spark settings; this module renders it the
+way dbt does (``env_var`` with dbt's semantics) so Python never keeps a second copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+PROFILE_NAME = "gdpr_lakehouse"
+
+
+class ProjectError(RuntimeError):
+    """A problem with the project's own files or environment, stated for a user."""
+
+
+def project_root() -> Path:
+    """The dbt project root: $LAKEHOUSE_PROJECT_DIR, else the checkout this package is in."""
+    configured = os.environ.get("LAKEHOUSE_PROJECT_DIR")
+    root = Path(configured) if configured else Path(__file__).resolve().parent.parent
+    if not (root / "dbt_project.yml").is_file():
+        raise ProjectError(
+            f"{root} is not the gdpr_lakehouse dbt project (no dbt_project.yml); "
+            "set LAKEHOUSE_PROJECT_DIR to the project root"
+        )
+    return root.resolve()
+
+
+def state_dir() -> Path:
+    """The one ignored folder holding warehouse, metastore, checkpoints and output.
+
+    $LAKEHOUSE_DIR, default ``.lakehouse`` under the project root; a relative value is
+    taken relative to the project root, where dbt runs.
+    """
+    configured = Path(os.environ.get("LAKEHOUSE_DIR", ".lakehouse"))
+    path = configured if configured.is_absolute() else project_root() / configured
+    return path.resolve()
+
+
+def _env_var(env: Mapping[str, str], name: str, default: str | None = None) -> str:
+    """dbt's env_var(): the variable's value, else the default, else an error."""
+    if name in env:
+        return env[name]
+    if default is not None:
+        return str(default)
+    raise ProjectError(f"profiles.yml needs the environment variable {name}, which is not set")
+
+
+def _render(value: Any, env: Mapping[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {key: _render(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_render(item, env) for item in value]
+    if isinstance(value, str) and ("{{" in value or "{%" in value):
+        environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
+        environment.filters["as_number"] = lambda v: v
+        environment.filters["as_bool"] = lambda v: v
+        environment.filters["as_text"] = lambda v: v
+        template = environment.from_string(value)
+        return template.render(env_var=lambda name, default=None: _env_var(env, name, default))
+    return value
+
+
+def profile_target(target: str = "local") -> dict[str, Any]:
+    """One output of profiles.yml, rendered against the environment.
+
+    Paths default to this project's state folder whatever the current directory, so a
+    job started from elsewhere still finds dbt's warehouse.
+    """
+    path = project_root() / "profiles.yml"
+    with path.open() as handle:
+        profiles = yaml.safe_load(handle)
+    outputs = profiles[PROFILE_NAME]["outputs"]
+    if target not in outputs:
+        raise ProjectError(
+            f"profiles.yml has no target {target!r}; targets are: {', '.join(sorted(outputs))}"
+        )
+    env = dict(os.environ)
+    env["LAKEHOUSE_DIR"] = str(state_dir())
+    env["LAKEHOUSE_PROJECT_DIR"] = str(project_root())
+    return _render(outputs[target], env)
+
+
+@cache
+def _read_manifest(path: Path, mtime_ns: int) -> dict[str, Any]:
+    with path.open() as handle:
+        return json.load(handle)
+
+
+def manifest(target_path: Path | None = None) -> dict[str, Any]:
+    """dbt's target/manifest.json: the graph, including each node's privacy meta."""
+    path = (target_path or project_root() / "target") / "manifest.json"
+    if not path.is_file():
+        raise ProjectError(f"{path} is missing: run `dbt parse` (or `make run`) first")
+    return _read_manifest(path, path.stat().st_mtime_ns)

@@ -1,0 +1,70 @@
+"""The Delta relations dbt builds, read from target/manifest.json (never a hard-coded list).
+
+Each relation carries its privacy meta from the model's yml, and can be addressed by
+name (shared metastore) or by path (``shared_metastore=False`` sessions, which may
+run while dbt holds the embedded metastore).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from python_jobs.project import manifest
+
+RESOURCE_TYPES = ("model", "seed", "snapshot")
+NOT_TABLES = ("view", "ephemeral", "materialized_view")
+
+
+@dataclass(frozen=True)
+class DeltaRelation:
+    unique_id: str
+    name: str
+    schema: str
+    identifier: str
+    resource_type: str
+    privacy: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"`{self.schema}`.`{self.identifier}`"
+
+    def path(self, warehouse: Path) -> Path:
+        """Spark's managed-table layout: <warehouse>/<schema>.db/<table>."""
+        if self.schema == "default":
+            return warehouse / self.identifier
+        return warehouse / f"{self.schema}.db" / self.identifier
+
+
+def delta_relations(graph: dict[str, Any] | None = None) -> list[DeltaRelation]:
+    """Every enabled Delta table in the dbt graph, in the manifest's (stable) order."""
+    graph = graph if graph is not None else manifest()
+    relations = []
+    for node in graph["nodes"].values():
+        config = node.get("config", {})
+        if node["resource_type"] not in RESOURCE_TYPES or not config.get("enabled", True):
+            continue
+        if config.get("file_format") != "delta" or config.get("materialized") in NOT_TABLES:
+            continue
+        relations.append(
+            DeltaRelation(
+                unique_id=node["unique_id"],
+                name=node["name"],
+                schema=node["schema"],
+                identifier=node.get("alias") or node["name"],
+                resource_type=node["resource_type"],
+                privacy=(config.get("meta") or {}).get("privacy", {}),
+            )
+        )
+    return relations
+
+
+def table_ref(spark: SparkSession, relation: DeltaRelation) -> str:
+    """How to name the relation in SQL from this session: by name, or delta.`path`."""
+    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
+        return relation.qualified_name
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+    return f"delta.`{relation.path(warehouse)}`"

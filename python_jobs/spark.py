@@ -1,0 +1,105 @@
+"""One way to get a SparkSession: the same settings as dbt's ``local`` target.
+
+    from python_jobs import get_spark
+    spark = get_spark("my_job")                          # dbt's warehouse + metastore
+    spark = get_spark("audit", shared_metastore=False)   # may run while dbt runs
+
+Why two modes: the local target's metastore is an embedded Derby database, which
+admits one JVM at a time. A job that must run *while* dbt runs (the audit stream)
+takes ``shared_metastore=False``: same warehouse, same Delta settings, but Spark's
+in-memory catalog, and it addresses tables by path, resolved from dbt's manifest
+(:mod:`python_jobs.relations`). Delta's transaction log, not the metastore, is the
+source of truth for a Delta table, and it is safe for readers and writers in several
+JVMs at once. Everything else uses the shared metastore and table names, exactly
+like dbt.
+
+    python -m python_jobs.spark --settings          # print the resolved settings
+    python -m python_jobs.spark --sql "show tables in silver"
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pyspark.sql import SparkSession
+
+from python_jobs.jars import delta_artifacts, missing
+from python_jobs.project import ProjectError, profile_target, state_dir
+
+METASTORE_KEYS = ("spark.hadoop.javax.jdo.option.ConnectionURL",)
+
+
+def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
+    """The local target's server_side_parameters, rendered, plus the metastore mode."""
+    settings = {
+        str(key): str(value)
+        for key, value in profile_target("local")["server_side_parameters"].items()
+    }
+    if not shared_metastore:
+        settings["spark.sql.catalogImplementation"] = "in-memory"
+        for key in METASTORE_KEYS:
+            settings.pop(key, None)
+    return settings
+
+
+def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> SparkSession:
+    """A SparkSession on dbt's local warehouse, with Delta, from the profile's settings.
+
+    If this process already has a session (dbt in-process, a test), that one is
+    returned: one JVM per process.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    settings = spark_settings(shared_metastore=shared_metastore)
+    absent = missing(delta_artifacts())
+    if absent:
+        raise ProjectError(
+            "Delta's jars are not in the local Maven repository ("
+            + ", ".join(a.coordinate for a in absent)
+            + "); run `make setup` once with network access"
+        )
+    state_dir().mkdir(parents=True, exist_ok=True)
+    if app_name:
+        settings["spark.app.name"] = app_name
+    builder = SparkSession.builder
+    if settings.get("spark.sql.catalogImplementation") == "hive":
+        builder = builder.enableHiveSupport()
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.spark",
+        description="Inspect the local lakehouse with the same Spark settings as dbt.",
+    )
+    parser.add_argument("--settings", action="store_true", help="print the settings and exit")
+    parser.add_argument("--sql", action="append", default=[], help="statement to run and show")
+    parser.add_argument(
+        "--no-shared-metastore",
+        action="store_true",
+        help="in-memory catalog (tables by path); safe while dbt runs",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.settings or not args.sql:
+            shared = not args.no_shared_metastore
+            for key, value in sorted(spark_settings(shared_metastore=shared).items()):
+                print(f"{key}={value}")
+            return 0
+        spark = get_spark("gdpr_lakehouse_sql", shared_metastore=not args.no_shared_metastore)
+        for statement in args.sql:
+            spark.sql(statement).show(100, truncate=False)
+        return 0
+    except ProjectError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Suite-wide state: a throw-away lakehouse folder and one Spark JVM for the session.
+
+LAKEHOUSE_DIR is pointed at a temporary folder before anything can start Spark, so
+dbt (in-process, dbt-spark's session method) and python_jobs.get_spark() both build
+their one shared SparkSession on the throw-away warehouse, never the user's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dbt_harness import ROOT, DbtProject
+
+_STATE = Path(tempfile.mkdtemp(prefix="gdpr_lakehouse_test_"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["LAKEHOUSE_DIR"] = str(_STATE / "lakehouse")
+    os.environ["LAKEHOUSE_PROJECT_DIR"] = str(ROOT)
+    os.environ["DBT_PROFILES_DIR"] = str(ROOT)
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("LAKEHOUSE_ACTOR", "pytest")
+    os.environ.pop("DBT_TARGET", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_STATE, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def lakehouse_dir() -> Path:
+    return Path(os.environ["LAKEHOUSE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def dbt() -> DbtProject:
+    return DbtProject(target_path=_STATE / "target", log_path=_STATE / "logs")
+
+
+@pytest.fixture(scope="session")
+def spark(lakehouse_dir: Path) -> Iterator:
+    from python_jobs.spark import get_spark
+
+    session = get_spark("gdpr_lakehouse_tests")
+    yield session
+    session.stop()

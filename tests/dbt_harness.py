@@ -1,0 +1,50 @@
+"""Drive real dbt in-process (dbtRunner), against this project, with throw-away state.
+
+Every invocation gets the suite's own target/ and logs/ folders so a test run never
+touches the user's target/, logs/ or .lakehouse/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class DbtProject:
+    target_path: Path
+    log_path: Path
+
+    def invoke(self, *args: str, expect_success: bool = True) -> dbtRunnerResult:
+        command = [
+            *args,
+            "--project-dir",
+            str(ROOT),
+            "--profiles-dir",
+            str(ROOT),
+            "--target-path",
+            str(self.target_path),
+            "--log-path",
+            str(self.log_path),
+        ]
+        result = dbtRunner().invoke(command)
+        if expect_success and not result.success:
+            raise AssertionError(
+                f"dbt {' '.join(args)} failed: {result.exception or result.result}"
+            )
+        return result
+
+    def compile_inline(self, sql: str) -> str:
+        """Render Jinja (a macro call) through dbt itself; no warehouse connection."""
+        result = self.invoke("compile", "--no-populate-cache", "--inline", sql)
+        return result.result.results[0].node.compiled_code.strip()
+
+    def manifest(self) -> dict[str, Any]:
+        import json
+
+        return json.loads((self.target_path / "manifest.json").read_text())

@@ -1,0 +1,73 @@
+"""Unit layer: render the project's macros through dbt itself and assert their SQL.
+
+`dbt compile --inline` renders with dbt's real Jinja context (dispatch, return,
+exceptions) but opens no warehouse connection, so these tests start no JVM.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.dbt_harness import DbtProject
+
+TAG_PREFIX = "set spark.databricks.delta.commitInfo.userMetadata = "
+
+
+def test_set_commit_metadata_renders_a_json_tag(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{{ gdpr_lakehouse.set_commit_metadata('erasure', request_id='R-0001', reason='art 17') }}"
+    )
+    assert sql.startswith(TAG_PREFIX)
+    tag = json.loads(sql.removeprefix(TAG_PREFIX))
+    assert tag["purpose"] == "erasure"
+    assert tag["request_id"] == "R-0001"
+    assert tag["reason"] == "art 17"
+    assert tag["tool"] == "dbt"
+    assert tag["actor"] == "pytest"
+    assert tag["command"] == "compile"
+    assert len(tag["invocation_id"]) == 36
+    # Spark's SET takes the value up to the first ';': a tag must never contain one.
+    assert ";" not in sql
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "set_commit_metadata('x; drop table silver.patients')",
+        "set_commit_metadata('build', request_id='R1\\nreset all')",
+        "set_commit_metadata('build', reason='${spark.secret}')",
+        "set_commit_metadata('')",
+    ],
+)
+def test_set_commit_metadata_rejects_unsafe_values(
+    dbt: DbtProject, call: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = dbt.invoke(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        "{{ gdpr_lakehouse." + call + " }}",
+        expect_success=False,
+    )
+    assert not result.success
+    message = str(result.exception) + capsys.readouterr().out
+    assert "is not allowed in a commit tag" in message
+    assert "letters, digits, space" in message
+
+
+def test_reset_commit_metadata(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline("{{ gdpr_lakehouse.reset_commit_metadata() }}")
+    assert sql == "reset spark.databricks.delta.commitInfo.userMetadata"
+
+
+def test_history_metric_reads_both_map_renderings(dbt: DbtProject) -> None:
+    python_style = "{'numFiles': '1', 'numOutputRows': '42'}"
+    json_style = '{"numTargetRowsInserted":"7","numTargetRowsUpdated":"3"}'
+    sql = dbt.compile_inline(
+        '{{ gdpr_lakehouse._history_metric("' + python_style + "\", 'numOutputRows') }}|"
+        "{{ gdpr_lakehouse._history_metric('" + json_style + "', 'numTargetRowsUpdated') }}|"
+        "{{ gdpr_lakehouse._history_metric('" + json_style + "', 'numTargetRowsDeleted') }}"
+    )
+    assert sql == "42|3|0"

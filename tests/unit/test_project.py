@@ -1,0 +1,122 @@
+"""Unit layer: the project's configuration, as dbt parses it and as Python reads it."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import yaml
+
+from python_jobs import jars, project, relations, spark
+from tests.dbt_harness import ROOT, DbtProject
+
+BASELINE = {
+    "delta.enableChangeDataFeed": "true",
+    "delta.enableDeletionVectors": "true",
+    "delta.logRetentionDuration": "interval 30 days",
+    "delta.deletedFileRetentionDuration": "interval 7 days",
+}
+
+
+@pytest.fixture(scope="module")
+def manifest(dbt: DbtProject) -> dict:
+    dbt.invoke("parse")
+    return dbt.manifest()
+
+
+def test_every_delta_node_carries_the_baseline(manifest: dict) -> None:
+    found = relations.delta_relations(manifest)
+    assert {r.resource_type for r in found} == {"model", "seed"}
+    for relation in found:
+        node = manifest["nodes"][relation.unique_id]
+        assert node["config"]["file_format"] == "delta"
+        assert node["config"]["tblproperties"] == BASELINE, relation.unique_id
+
+
+def test_layers_are_schemas_and_aliases_drop_the_layer(manifest: dict) -> None:
+    by_name = {r.name: r for r in relations.delta_relations(manifest)}
+    assert (by_name["bronze_departments"].schema, by_name["bronze_departments"].identifier) == (
+        "bronze",
+        "departments",
+    )
+    assert by_name["silver_departments"].qualified_name == "`silver`.`departments`"
+    assert by_name["gold_departments_by_site"].qualified_name == "`gold`.`departments_by_site`"
+    assert by_name["departments"].schema == "reference"
+
+
+def test_privacy_meta_is_read_from_the_graph(manifest: dict) -> None:
+    for relation in relations.delta_relations(manifest):
+        assert relation.privacy.get("on_erasure") in {"delete", "anonymize", "retain"}
+
+
+def test_retention_vars_override_the_defaults(dbt: DbtProject) -> None:
+    dbt.invoke("parse", "--vars", "{delta_log_retention: 'interval 14 days'}")
+    try:
+        nodes = dbt.manifest()["nodes"]
+        props = nodes["model.gdpr_lakehouse.silver_departments"]["config"]["tblproperties"]
+        assert props["delta.logRetentionDuration"] == "interval 14 days"
+        assert props["delta.deletedFileRetentionDuration"] == "interval 7 days"
+    finally:
+        dbt.invoke("parse")
+
+
+def test_python_jobs_use_the_profiles_spark_settings(lakehouse_dir: Path) -> None:
+    raw = yaml.safe_load((ROOT / "profiles.yml").read_text())
+    local = raw["gdpr_lakehouse"]["outputs"]["local"]["server_side_parameters"]
+    settings = spark.spark_settings()
+    assert set(settings) == set(local)
+    assert settings["spark.sql.warehouse.dir"] == f"{lakehouse_dir}/warehouse"
+    assert settings["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        f"jdbc:derby:;databaseName={lakehouse_dir}/metastore_db;create=true"
+    )
+    assert settings["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    for key, value in local.items():
+        if "{{" not in str(value):
+            assert settings[key] == str(value), key
+
+
+def test_path_mode_leaves_the_metastore_alone() -> None:
+    settings = spark.spark_settings(shared_metastore=False)
+    assert settings["spark.sql.catalogImplementation"] == "in-memory"
+    assert "spark.hadoop.javax.jdo.option.ConnectionURL" not in settings
+    assert settings["spark.sql.warehouse.dir"] == spark.spark_settings()["spark.sql.warehouse.dir"]
+
+
+def test_relative_state_dir_is_under_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKEHOUSE_DIR", ".lakehouse")
+    assert project.state_dir() == ROOT / ".lakehouse"
+    warehouse = spark.spark_settings()["spark.sql.warehouse.dir"]
+    assert warehouse == f"{ROOT}/.lakehouse/warehouse"
+
+
+def test_missing_env_var_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DATABRICKS_HOST", raising=False)
+    with pytest.raises(project.ProjectError, match="DATABRICKS_HOST"):
+        project.profile_target("databricks")
+    with pytest.raises(project.ProjectError, match="targets are: databricks, local, thrift"):
+        project.profile_target("nope")
+
+
+def test_delta_jars_match_the_python_package() -> None:
+    artifacts = jars.delta_artifacts()
+    coordinates = {a.coordinate for a in artifacts}
+    installed = version("delta-spark")
+    assert f"io.delta:delta-spark_2.13:{installed}" in coordinates
+    assert f"io.delta:delta-storage:{installed}" in coordinates
+    assert jars.missing(artifacts) == [], "run `make setup` to fetch Delta's jars"
+
+
+def test_databricks_target_parses_without_secrets_in_the_repo(
+    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABRICKS_HOST", "adb-0000000000000000.0.azuredatabricks.net")
+    monkeypatch.setenv("DATABRICKS_HTTP_PATH", "/sql/1.0/warehouses/0000000000000000")
+    monkeypatch.setenv("DBT_ENV_SECRET_DATABRICKS_TOKEN", "dapi-not-a-real-token")
+    databricks_target = dbt.target_path.parent / "target-databricks"
+    project_ = DbtProject(target_path=databricks_target, log_path=dbt.log_path)
+    project_.invoke("parse", "--target", "databricks")
+    text = (databricks_target / "manifest.json").read_text()
+    assert "dapi-not-a-real-token" not in text
+    profile = (ROOT / "profiles.yml").read_text()
+    assert "token: \"{{ env_var('DBT_ENV_SECRET_DATABRICKS_TOKEN') }}\"" in profile
