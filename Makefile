@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 export DBT_PROFILES_DIR ?= $(CURDIR)
 export LAKEHOUSE_DIR ?= $(CURDIR)/.lakehouse
 export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
-export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: help setup run test lint unit functional clean
 
@@ -33,6 +33,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 setup: $(STAMP)
+	@command -v java >/dev/null || { echo "Java 17 is required (e.g. apt-get install openjdk-17-jdk-headless)"; exit 1; }
 	@$(PY) -m python_jobs.jars
 
 run: setup
