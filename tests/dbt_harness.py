@@ -14,6 +14,14 @@ from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The table properties dbt_project.yml sets on every Delta relation, at default vars.
+BASELINE = {
+    "delta.enableChangeDataFeed": "true",
+    "delta.enableDeletionVectors": "true",
+    "delta.logRetentionDuration": "interval 30 days",
+    "delta.deletedFileRetentionDuration": "interval 7 days",
+}
+
 
 @dataclass
 class DbtProject:

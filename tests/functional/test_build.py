@@ -17,16 +17,9 @@ from dbt_common.invocation import get_invocation_id
 from pyspark.sql import SparkSession
 
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
-from tests.dbt_harness import ROOT, DbtProject
+from tests.dbt_harness import BASELINE, ROOT, DbtProject
 
 pytestmark = pytest.mark.functional
-
-BASELINE = {
-    "delta.enableChangeDataFeed": "true",
-    "delta.enableDeletionVectors": "true",
-    "delta.logRetentionDuration": "interval 30 days",
-    "delta.deletedFileRetentionDuration": "interval 7 days",
-}
 
 
 @pytest.fixture(scope="module")

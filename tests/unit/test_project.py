@@ -9,14 +9,7 @@ import pytest
 import yaml
 
 from python_jobs import jars, project, relations, spark
-from tests.dbt_harness import ROOT, DbtProject
-
-BASELINE = {
-    "delta.enableChangeDataFeed": "true",
-    "delta.enableDeletionVectors": "true",
-    "delta.logRetentionDuration": "interval 30 days",
-    "delta.deletedFileRetentionDuration": "interval 7 days",
-}
+from tests.dbt_harness import BASELINE, ROOT, DbtProject
 
 
 @pytest.fixture(scope="module")
