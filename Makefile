@@ -20,7 +20,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 .PHONY: help setup run test lint unit functional clean
 
 help:
-	@echo "make run    set up what is missing, then dbt build on the local target"
+	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local)"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make setup  only the set-up (venv, packages, Delta jars)"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
@@ -36,7 +36,12 @@ setup: $(STAMP)
 	@command -v java >/dev/null || { echo "Java 17 is required (e.g. apt-get install openjdk-17-jdk-headless)"; exit 1; }
 	@$(PY) -m python_jobs.jars
 
+# Sample size of the synthetic landing data (python -m python_jobs.generate --help).
+PATIENTS ?= 200
+SEED ?= 42
+
 run: setup
+	$(PY) -m python_jobs.generate --patients $(PATIENTS) --seed $(SEED)
 	$(DBT) build --target local
 
 lint: setup

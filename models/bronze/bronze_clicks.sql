@@ -1,0 +1,31 @@
+{{ config(unique_key='click_id', cdc_delete_condition="source_op = 'delete'") }}
+
+with events as (
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id') }}
+),
+
+vault as (
+    select
+        subject_id,
+        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+    from {{ ref('privacy_subject_keys') }}
+),
+
+final as (
+    select
+        events.click_id,
+        events.user_id,
+        events.url,
+        events.clicked_at,
+        events.device,
+        {#- A click from an unknown user keeps no address: there is no key to hold it. -#}
+        {{ gdpr_lakehouse.encrypt_pii('events.ip_address', 'vault.data_key') }} as ip_address_enc,
+        events._op as source_op,
+        events._source_ts as source_updated_at,
+        current_timestamp() as ingested_at
+    from events
+    left join vault on events.user_id = vault.subject_id
+    where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}
+)
+
+select * from final

@@ -1,0 +1,33 @@
+{{ config(unique_key='patient_id', cdc_delete_condition="source_op = 'delete'") }}
+
+with events as (
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id') }}
+),
+
+vault as (
+    select
+        subject_id,
+        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+    from {{ ref('privacy_subject_keys') }}
+),
+
+encrypted as (
+    select
+        events.patient_id,
+        {{ gdpr_lakehouse.encrypt_pii('events.full_name', 'vault.data_key') }} as full_name_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.phone', 'vault.data_key') }} as phone_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.national_id', 'vault.data_key') }} as national_id_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.birth_date', 'vault.data_key') }} as birth_date_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.address', 'vault.data_key') }} as address_enc,
+        events.city,
+        events.insurer,
+        events._op as source_op,
+        events._source_ts as source_updated_at,
+        current_timestamp() as ingested_at
+    from events
+    inner join vault on events.patient_id = vault.subject_id
+    where {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}
+)
+
+select * from encrypted

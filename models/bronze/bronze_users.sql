@@ -1,0 +1,29 @@
+{{ config(unique_key='user_id', cdc_delete_condition="source_op = 'delete'") }}
+
+with events as (
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'users'), 'user_id') }}
+),
+
+vault as (
+    select
+        subject_id,
+        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+    from {{ ref('privacy_subject_keys') }}
+),
+
+encrypted as (
+    select
+        events.user_id,
+        {{ gdpr_lakehouse.encrypt_pii('events.username', 'vault.data_key') }} as username_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
+        events.registered_on,
+        events.preferences,
+        events._op as source_op,
+        events._source_ts as source_updated_at,
+        current_timestamp() as ingested_at
+    from events
+    inner join vault on events.user_id = vault.subject_id
+    where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}
+)
+
+select * from encrypted

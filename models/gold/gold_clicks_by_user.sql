@@ -1,0 +1,16 @@
+with clicks as (
+    select * from {{ ref('silver_clicks') }}
+),
+
+final as (
+    select
+        user_pseudonym,
+        count(*) as click_count,
+        count(distinct url) as distinct_url_count,
+        min(clicked_at) as first_clicked_at,
+        max(clicked_at) as last_clicked_at
+    from clicks
+    group by user_pseudonym
+)
+
+select * from final

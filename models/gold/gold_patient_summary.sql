@@ -1,0 +1,36 @@
+with patients as (
+    select * from {{ ref('silver_patients') }}
+),
+
+encounters as (
+    select * from {{ ref('silver_encounters') }}
+),
+
+per_patient as (
+    select
+        patient_pseudonym,
+        count(*) as encounter_count,
+        sum(cost) as total_cost,
+        count(distinct department_id) as department_count,
+        min(admitted_at) as first_admitted_at,
+        max(admitted_at) as last_admitted_at
+    from encounters
+    group by patient_pseudonym
+),
+
+final as (
+    select
+        patients.patient_pseudonym,
+        patients.age_band,
+        patients.city,
+        patients.insurer,
+        coalesce(per_patient.encounter_count, 0) as encounter_count,
+        coalesce(per_patient.total_cost, 0) as total_cost,
+        coalesce(per_patient.department_count, 0) as department_count,
+        per_patient.first_admitted_at,
+        per_patient.last_admitted_at
+    from patients
+    left join per_patient on patients.patient_pseudonym = per_patient.patient_pseudonym
+)
+
+select * from final

@@ -1,0 +1,15 @@
+with orders as (
+    select * from {{ ref('silver_orders') }}
+),
+
+final as (
+    select
+        user_pseudonym,
+        count(*) as order_count,
+        sum(amount) as revenue,
+        max(ordered_at) as last_ordered_at
+    from orders
+    group by user_pseudonym
+)
+
+select * from final

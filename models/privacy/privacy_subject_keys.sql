@@ -1,0 +1,75 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+    )
+}}
+
+{#-
+    The subject key vault: one random 256-bit data key per data subject, created the
+    first time the subject arrives in the landing zone, plus the reserved system row
+    that keys tombstone hashes. Append-only and never rebuilt (full_refresh=false): a
+    rebuilt vault would orphan every ciphertext. Erasure deletes a subject's row and
+    purges the vault's files at once.
+-#}
+-- depends_on: {{ ref('privacy_erasure_tombstones') }}
+with patients as (
+    select
+        patient_id as subject_id,
+        'patient' as subject_type
+    from {{ source('landing', 'patients') }}
+    where patient_id is not null
+),
+
+users as (
+    select
+        user_id as subject_id,
+        'user' as subject_type
+    from {{ source('landing', 'users') }}
+    where user_id is not null
+),
+
+system_rows as (
+    select
+        '{{ gdpr_lakehouse.tombstone_key_id() }}' as subject_id,
+        'system' as subject_type
+),
+
+arrivals as (
+    select distinct subject_id, subject_type from patients
+    union
+    select distinct subject_id, subject_type from users
+    union
+    select subject_id, subject_type from system_rows
+),
+
+new_subjects as (
+    select arrivals.subject_id, arrivals.subject_type
+    from arrivals
+    {% if is_incremental() %}
+        left anti join {{ this }} as vault
+            on arrivals.subject_id = vault.subject_id
+        where {{ gdpr_lakehouse.not_tombstoned('arrivals.subject_id', vault=this) }}
+    {% endif %}
+),
+
+keyed as (
+    select
+        subject_id,
+        subject_type,
+        {{ gdpr_lakehouse.new_data_key('subject_id') }} as data_key
+    from new_subjects
+),
+
+final as (
+    select
+        subject_id,
+        subject_type,
+        {{ gdpr_lakehouse.pseudonym('data_key', 'subject_id') }} as subject_pseudonym,
+        {{ gdpr_lakehouse.wrap_key('data_key') }} as data_key,
+        current_timestamp() as created_at
+    from keyed
+)
+
+select * from final

@@ -1,0 +1,28 @@
+{{ config(materialized='ephemeral') }}
+
+with clicks as (
+    select * from {{ ref('bronze_clicks') }}
+),
+
+users as (
+    select
+        users.user_id,
+        vault.subject_pseudonym
+    from {{ ref('bronze_users') }} as users
+    inner join {{ ref('privacy_subject_keys') }} as vault on users.user_id = vault.subject_id
+),
+
+checked as (
+    select
+        clicks.*,
+        users.subject_pseudonym as user_pseudonym,
+        case
+            when users.user_id is null then 'unknown user'
+            when clicks.clicked_at is null then 'missing click time'
+            when clicks.url is null or not clicks.url like '/%' then 'invalid url'
+        end as quality_issue
+    from clicks
+    left join users on clicks.user_id = users.user_id
+)
+
+select * from checked

@@ -1,0 +1,38 @@
+{{ config(materialized='ephemeral') }}
+
+{#- Every bronze patient with its pseudonym and the first quality rule it breaks
+    (null when clean). silver_patients keeps the clean ones, silver_quarantine the rest. -#}
+with patients as (
+    select * from {{ ref('bronze_patients') }}
+),
+
+vault as (
+    select
+        subject_id,
+        subject_pseudonym,
+        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+    from {{ ref('privacy_subject_keys') }}
+),
+
+decrypted as (
+    select
+        patients.*,
+        vault.subject_pseudonym as patient_pseudonym,
+        {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }} as email,
+        try_cast({{ gdpr_lakehouse.decrypt_pii('patients.birth_date_enc', 'vault.data_key') }} as date) as birth_date
+    from patients
+    inner join vault on patients.patient_id = vault.subject_id
+),
+
+checked as (
+    select
+        *,
+        case
+            when email is null or not email rlike '^[^@ ]+@[^@ ]+[.][a-z]{2,}$' then 'invalid email'
+            when birth_date is null then 'missing birth date'
+            when birth_date > current_date() then 'birth date in the future'
+        end as quality_issue
+    from decrypted
+)
+
+select * from checked

@@ -1,0 +1,34 @@
+{{ config(materialized='ephemeral') }}
+
+with users as (
+    select * from {{ ref('bronze_users') }}
+),
+
+vault as (
+    select
+        subject_id,
+        subject_pseudonym,
+        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+    from {{ ref('privacy_subject_keys') }}
+),
+
+decrypted as (
+    select
+        users.*,
+        vault.subject_pseudonym as user_pseudonym,
+        {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }} as email
+    from users
+    inner join vault on users.user_id = vault.subject_id
+),
+
+checked as (
+    select
+        *,
+        case
+            when email is null or not email rlike '^[^@ ]+@[^@ ]+[.][a-z]{2,}$' then 'invalid email'
+            when registered_on is null then 'missing registration date'
+        end as quality_issue
+    from decrypted
+)
+
+select * from checked

@@ -1,0 +1,18 @@
+with checked as (
+    select * from {{ ref('silver_clicks_checked') }}
+    where quality_issue is null
+),
+
+final as (
+    select
+        click_id,
+        user_pseudonym,
+        url,
+        clicked_at,
+        device,
+        ip_address_enc,
+        ingested_at
+    from checked
+)
+
+select * from final

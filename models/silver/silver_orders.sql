@@ -1,0 +1,16 @@
+with checked as (
+    select * from {{ ref('silver_orders_checked') }}
+    where quality_issue is null
+),
+
+final as (
+    select
+        order_id,
+        user_pseudonym,
+        cast(amount as decimal(12, 2)) as amount,
+        ordered_at,
+        ingested_at
+    from checked
+)
+
+select * from final

@@ -1,0 +1,28 @@
+with checked as (
+    select * from {{ ref('silver_patients_checked') }}
+    where quality_issue is null
+),
+
+final as (
+    select
+        patient_pseudonym,
+        full_name_enc,
+        email_enc,
+        phone_enc,
+        national_id_enc,
+        address_enc,
+        year(birth_date) as birth_year,
+        case
+            when months_between(current_date(), birth_date) / 12 < 18 then '0-17'
+            when months_between(current_date(), birth_date) / 12 < 40 then '18-39'
+            when months_between(current_date(), birth_date) / 12 < 65 then '40-64'
+            else '65+'
+        end as age_band,
+        city,
+        insurer,
+        source_updated_at as updated_at,
+        ingested_at
+    from checked
+)
+
+select * from final

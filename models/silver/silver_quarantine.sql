@@ -1,0 +1,34 @@
+{#- Every row a quality rule rejected, with the rule: nothing is dropped silently.
+    No personal data: the record id, the subject's pseudonym and the reason. -#}
+with rejected as (
+    {%- for entity, key, subject in [
+        ('patients', 'patient_pseudonym', 'patient_pseudonym'),
+        ('encounters', 'encounter_id', 'patient_pseudonym'),
+        ('users', 'user_pseudonym', 'user_pseudonym'),
+        ('clicks', 'click_id', 'user_pseudonym'),
+        ('orders', 'order_id', 'user_pseudonym'),
+    ] %}
+    select
+        '{{ entity }}' as entity,
+        {{ key }} as record_id,
+        {{ subject }} as subject_pseudonym,
+        quality_issue,
+        source_updated_at
+    from {{ ref('silver_' ~ entity ~ '_checked') }}
+    where quality_issue is not null
+    {{ 'union all' if not loop.last }}
+    {%- endfor %}
+),
+
+final as (
+    select
+        entity,
+        record_id,
+        subject_pseudonym,
+        quality_issue,
+        source_updated_at,
+        current_timestamp() as quarantined_at
+    from rejected
+)
+
+select * from final

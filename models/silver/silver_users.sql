@@ -1,0 +1,19 @@
+with checked as (
+    select * from {{ ref('silver_users_checked') }}
+    where quality_issue is null
+),
+
+final as (
+    select
+        user_pseudonym,
+        username_enc,
+        email_enc,
+        registered_on,
+        preferences['theme'] as preferred_theme,
+        preferences['lang'] as preferred_language,
+        source_updated_at as updated_at,
+        ingested_at
+    from checked
+)
+
+select * from final

@@ -1,0 +1,28 @@
+{{ config(tags=['compliance']) }}
+{#- The CDF-maintained aggregate equals a full recompute from its upstream. -#}
+with maintained as (
+    select city, patient_count from {{ ref('gold_patients_by_city') }}
+    where patient_count != 0
+),
+
+recomputed as (
+    select
+        coalesce(city, 'unknown') as city,
+        count(*) as patient_count
+    from {{ ref('bronze_patients') }}
+    group by 1
+),
+
+differences as (
+    select
+        coalesce(maintained.city, recomputed.city) as city,
+        maintained.patient_count as maintained_count,
+        recomputed.patient_count as recomputed_count
+    from maintained
+    full outer join recomputed on maintained.city = recomputed.city
+    where maintained.patient_count is null
+        or recomputed.patient_count is null
+        or maintained.patient_count != recomputed.patient_count
+)
+
+select * from differences
