@@ -57,6 +57,13 @@
     {%- set checks = [] -%}
     {%- for spec in relation_specs -%}
         {%- for column in spec.pii_columns -%}
+            {%- if spec.get('missing') -%}
+            {%- set check -%}
+            select '{{ spec.relation }}' as relation_name, '{{ column }}' as column_name, -1 as bad_rows
+            {%- endset -%}
+            {%- if flags.WHICH != 'build' -%}{%- do checks.append(check) -%}{%- endif -%}
+            {%- continue -%}
+            {%- endif -%}
             {%- set check -%}
             select
                 '{{ spec.relation }}' as relation_name,
@@ -91,6 +98,7 @@
         {%- if privacy.get('pii_columns') and privacy.get('subject_key') -%}
             {%- do specs.append({
                 'relation': api.Relation.create(schema=node.schema, identifier=node.alias),
+                'missing': adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) is none,
                 'subject_key': privacy['subject_key'],
                 'pii_columns': privacy['pii_columns']}) -%}
         {%- endif -%}
