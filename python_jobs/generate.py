@@ -12,8 +12,8 @@ same-day updates and deletes); batch k > 1 updates ~10% of patients and users, d
 
 The same (seed, batch, sizes) always writes the same bytes of data, so a rerun is a
 no-op for the lakehouse. Names, e-mails (example.* domains), phone numbers (drama
-ranges) and national ids (an invented format) are synthetic by construction. About 2%
-of rows carry a deliberate quality defect (bad e-mail, missing timestamp, unknown
+ranges) and national ids (an invented format) are synthetic by construction. A fixed
+1-2% of rows carry a deliberate quality defect (bad e-mail, missing timestamp, unknown
 patient, negative amount) for silver's quarantine.
 """
 
@@ -228,7 +228,7 @@ class Batch:
     def people(self, entity: str, total: int, make) -> list[int]:
         new, updated, deleted = self.subjects(total)
         for n in new:
-            self.emit(entity, "insert", make(self.rng, n, self.rng.random() < 0.02), self.ts(8))
+            self.emit(entity, "insert", make(self.rng, n, n % 50 == 17), self.ts(8))
         for n in updated:
             row = make(random.Random(f"{self.args.seed}:{entity}:{n}"), n, False)
             if entity == "patients":
@@ -282,7 +282,7 @@ class Batch:
                     "click_id": f"C{a.batch:03d}{i:010d}",
                     "user_id": f"U{n:07d}",
                     "url": url,
-                    "clicked_at": None if self.rng.random() < 0.01 else clicked,
+                    "clicked_at": None if i % 100 == 13 else clicked,
                     "device": self.rng.choice(DEVICES),
                     "ip_address": _ip(self.rng),
                 },
@@ -297,7 +297,7 @@ class Batch:
                 {
                     "order_id": f"O{a.batch:03d}{i:09d}",
                     "user_id": f"U{n:07d}",
-                    "amount": -amount if self.rng.random() < 0.01 else amount,
+                    "amount": -amount if i % 100 == 55 else amount,
                     "ordered_at": ordered,
                 },
                 ordered,

@@ -20,22 +20,43 @@ def manifest(dbt: DbtProject) -> dict:
 
 def test_every_delta_node_carries_the_baseline(manifest: dict) -> None:
     found = relations.delta_relations(manifest)
-    assert {r.resource_type for r in found} == {"model", "seed"}
+    assert {r.resource_type for r in found} == {"model", "seed", "snapshot"}
     for relation in found:
         node = manifest["nodes"][relation.unique_id]
         assert node["config"]["file_format"] == "delta"
+        if relation.privacy.get("role") == "vault":
+            vault = node["config"]["tblproperties"]
+            assert vault["delta.enableChangeDataFeed"] == "false"
+            assert vault["delta.deletedFileRetentionDuration"] == "interval 1 hours"
+            continue
         assert node["config"]["tblproperties"] == BASELINE, relation.unique_id
+
+
+def test_keys_and_history_are_never_rebuilt(manifest: dict) -> None:
+    for name in (
+        "privacy_subject_keys",
+        "privacy_erasure_tombstones",
+        "gold_encounters_monthly",
+        "gold_clicks_hourly",
+    ):
+        config = manifest["nodes"][f"model.gdpr_lakehouse.{name}"]["config"]
+        assert config["full_refresh"] is False, name
 
 
 def test_layers_are_schemas_and_aliases_drop_the_layer(manifest: dict) -> None:
     by_name = {r.name: r for r in relations.delta_relations(manifest)}
-    assert (by_name["bronze_departments"].schema, by_name["bronze_departments"].identifier) == (
+    assert (by_name["bronze_patients"].schema, by_name["bronze_patients"].identifier) == (
         "bronze",
-        "departments",
+        "patients",
     )
-    assert by_name["silver_departments"].qualified_name == "`silver`.`departments`"
-    assert by_name["gold_departments_by_site"].qualified_name == "`gold`.`departments_by_site`"
+    assert by_name["silver_patients"].qualified_name == "`silver`.`patients`"
+    assert by_name["gold_patients_by_city"].qualified_name == "`gold`.`patients_by_city`"
+    assert by_name["privacy_subject_keys"].qualified_name == "`privacy`.`subject_keys`"
+    assert by_name["snapshots_patients"].qualified_name == "`snapshots`.`patients`"
     assert by_name["departments"].schema == "reference"
+    # Views and ephemeral checks are not Delta tables.
+    assert "privacy_patients_masked" not in by_name
+    assert "silver_patients_checked" not in by_name
 
 
 def test_privacy_meta_is_read_from_the_graph(manifest: dict) -> None:
@@ -47,7 +68,7 @@ def test_retention_vars_override_the_defaults(dbt: DbtProject) -> None:
     dbt.invoke("parse", "--vars", "{delta_log_retention: 'interval 14 days'}")
     try:
         nodes = dbt.manifest()["nodes"]
-        props = nodes["model.gdpr_lakehouse.silver_departments"]["config"]["tblproperties"]
+        props = nodes["model.gdpr_lakehouse.silver_patients"]["config"]["tblproperties"]
         assert props["delta.logRetentionDuration"] == "interval 14 days"
         assert props["delta.deletedFileRetentionDuration"] == "interval 7 days"
     finally:
