@@ -45,8 +45,8 @@ run: setup
 	$(DBT) build --target local
 
 lint: setup
-	$(VENV)/bin/ruff check python_jobs tests bench
-	$(VENV)/bin/ruff format --check python_jobs tests bench
+	$(VENV)/bin/ruff check python_jobs tests bench lint
+	$(VENV)/bin/ruff format --check python_jobs tests bench lint
 	$(VENV)/bin/sqlfluff lint models macros snapshots tests
 
 unit: setup

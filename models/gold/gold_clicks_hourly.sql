@@ -11,7 +11,7 @@
 with clicks as (
     select * from {{ ref('silver_clicks') }}
     {% if is_incremental() %}
-        where ingested_at > (select coalesce(max(last_ingested_at), timestamp '1900-01-01 00:00:00') from {{ this }})
+    where ingested_at > (select coalesce(max(consumed.last_ingested_at), timestamp '1900-01-01 00:00:00') from {{ this }} as consumed)
     {% endif %}
 ),
 
@@ -30,15 +30,16 @@ final as (
         arrived.clicked_hour,
         arrived.device,
         {% if is_incremental() %}
-            coalesce(running.click_count, 0) + arrived.click_count as click_count,
+        coalesce(running.click_count, 0) + arrived.click_count as click_count,
         {% else %}
-            arrived.click_count,
+        arrived.click_count,
         {% endif %}
         arrived.last_ingested_at
     from arrived
     {% if is_incremental() %}
-        left join {{ this }} as running
-            on arrived.clicked_hour = running.clicked_hour
+    left join {{ this }} as running
+        on
+            arrived.clicked_hour = running.clicked_hour
             and arrived.device = running.device
     {% endif %}
 )

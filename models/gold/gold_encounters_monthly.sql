@@ -16,7 +16,7 @@
 with encounters as (
     select * from {{ ref('silver_encounters') }}
     {% if is_incremental() %}
-        where ingested_at > (select coalesce(max(last_ingested_at), timestamp '1900-01-01 00:00:00') from {{ this }})
+    where ingested_at > (select coalesce(max(consumed.last_ingested_at), timestamp '1900-01-01 00:00:00') from {{ this }} as consumed)
     {% endif %}
 ),
 
@@ -30,7 +30,7 @@ arrived as (
         coalesce(chapters.chapter, 'unknown') as icd10_chapter,
         encounters.department_id,
         count(*) as encounter_count,
-        sum(encounters.cost) as total_cost,
+        sum(encounters.cost_amount) as total_cost,
         max(encounters.ingested_at) as last_ingested_at
     from encounters
     left join chapters
@@ -44,17 +44,18 @@ final as (
         arrived.icd10_chapter,
         arrived.department_id,
         {% if is_incremental() %}
-            coalesce(running.encounter_count, 0) + arrived.encounter_count as encounter_count,
-            coalesce(running.total_cost, 0) + arrived.total_cost as total_cost,
+        coalesce(running.encounter_count, 0) + arrived.encounter_count as encounter_count,
+        coalesce(running.total_cost, 0) + arrived.total_cost as total_cost,
         {% else %}
-            arrived.encounter_count,
-            arrived.total_cost,
+        arrived.encounter_count,
+        arrived.total_cost,
         {% endif %}
         arrived.last_ingested_at
     from arrived
     {% if is_incremental() %}
-        left join {{ this }} as running
-            on arrived.admitted_month = running.admitted_month
+    left join {{ this }} as running
+        on
+            arrived.admitted_month = running.admitted_month
             and arrived.icd10_chapter = running.icd10_chapter
             and arrived.department_id = running.department_id
     {% endif %}

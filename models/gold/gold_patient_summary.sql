@@ -10,7 +10,7 @@ per_patient as (
     select
         patient_pseudonym,
         count(*) as encounter_count,
-        sum(cost) as total_cost,
+        sum(cost_amount) as total_cost,
         count(distinct department_id) as department_count,
         min(admitted_at) as first_admitted_at,
         max(admitted_at) as last_admitted_at

@@ -10,13 +10,11 @@
     retention) or it was recreated, run with --full-refresh.
 -#}
 {%- set upstream = ref('bronze_patients') -%}
-{%- set latest = 0 -%}
+{%- set latest = gdpr_lakehouse.latest_delta_version(upstream) | int -%}
 {%- set consumed = -1 -%}
-{%- if execute -%}
-    {%- set latest = run_query('describe history ' ~ upstream ~ ' limit 1').columns[0].values()[0] -%}
-    {%- if is_incremental() -%}
-        {%- set consumed = run_query('select coalesce(max(source_version), -1) from ' ~ this).columns[0].values()[0] -%}
-    {%- endif -%}
+{%- if is_incremental() -%}
+    {%- set consumed = gdpr_lakehouse.scalar_query(
+        'select coalesce(max(source_version), -1) from ' ~ this, -1) | int -%}
 {%- endif -%}
 
 {% if is_incremental() %}
@@ -24,34 +22,36 @@ with changes as (
     {% if latest > consumed %}
     select
         coalesce(city, 'unknown') as city,
-        case when _change_type in ('insert', 'update_postimage') then 1 else -1 end as change
+        case when _change_type in ('insert', 'update_postimage') then 1 else -1 end as delta_count
     from table_changes('{{ upstream }}', {{ consumed + 1 }}, {{ latest }})
     {% else %}
     select
         'unknown' as city,
-        0 as change
+        0 as delta_count
     where false
     {% endif %}
 ),
 
-net as (
-    select city, sum(change) as change
+net_changes as (
+    select
+        city,
+        sum(delta_count) as delta_count
     from changes
     group by city
 ),
 
 final as (
     select
-        net.city,
-        coalesce(counted.patient_count, 0) + net.change as patient_count,
+        net_changes.city,
+        coalesce(counted.patient_count, 0) + net_changes.delta_count as patient_count,
         cast({{ latest }} as bigint) as source_version
-    from net
-    left join {{ this }} as counted on net.city = counted.city
+    from net_changes
+    left join {{ this }} as counted on net_changes.city = counted.city
 )
 {% else %}
 with patients as (
     select coalesce(city, 'unknown') as city
-    from {{ upstream }} version as of {{ latest }}
+    from {{ upstream }} version as of {{ latest }}  -- noqa: AL01,AL05,RF04
 ),
 
 final as (

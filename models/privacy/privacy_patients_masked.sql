@@ -16,24 +16,29 @@ vault as (
 final as (
     select
         patients.patient_pseudonym,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('patients.full_name_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('patients.full_name_enc', 'vault.data_key') }}
             else '***'
         end as full_name,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }}
             else regexp_replace({{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }}, '^[^@]+', '***')
         end as email,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('patients.phone_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('patients.phone_enc', 'vault.data_key') }}
             else '***'
         end as phone,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('patients.national_id_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('patients.national_id_enc', 'vault.data_key') }}
             else '***'
         end as national_id,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('patients.address_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('patients.address_enc', 'vault.data_key') }}
             else '***'
         end as address,
         patients.age_band,

@@ -37,20 +37,31 @@ system_rows as (
 ),
 
 arrivals as (
-    select distinct subject_id, subject_type from patients
+    select distinct
+        subject_id,
+        subject_type
+    from patients
     union
-    select distinct subject_id, subject_type from users
+    select distinct
+        subject_id,
+        subject_type
+    from users
     union
-    select subject_id, subject_type from system_rows
+    select
+        subject_id,
+        subject_type
+    from system_rows
 ),
 
 new_subjects as (
-    select arrivals.subject_id, arrivals.subject_type
+    select
+        arrivals.subject_id,
+        arrivals.subject_type
     from arrivals
     {% if is_incremental() %}
-        left anti join {{ this }} as vault
-            on arrivals.subject_id = vault.subject_id
-        where {{ gdpr_lakehouse.not_tombstoned('arrivals.subject_id', vault=this) }}
+    left anti join {{ this }} as vault
+        on arrivals.subject_id = vault.subject_id
+    where {{ gdpr_lakehouse.not_tombstoned('arrivals.subject_id', vault=this) }}
     {% endif %}
 ),
 

@@ -15,12 +15,14 @@ vault as (
 final as (
     select
         users.user_pseudonym,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('users.username_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('users.username_enc', 'vault.data_key') }}
             else '***'
         end as username,
-        case when {{ gdpr_lakehouse.is_pii_reader() }}
-            then {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }}
+        case
+            when {{ gdpr_lakehouse.is_pii_reader() }}
+                then {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }}
             else regexp_replace({{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }}, '^[^@]+', '***')
         end as email,
         users.registered_on,

@@ -11,7 +11,7 @@ final as (
         upper(diagnosis_code) as diagnosis_code,
         substring(upper(diagnosis_code), 1, 3) as diagnosis_category,
         department_id,
-        cast(cost as decimal(12, 2)) as cost,
+        cast(cost as decimal(12, 2)) as cost_amount,
         ingested_at
     from checked
 )

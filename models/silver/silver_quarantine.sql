@@ -16,7 +16,7 @@ with rejected as (
         source_updated_at
     from {{ ref('silver_' ~ entity ~ '_checked') }}
     where quality_issue is not null
-    {{ 'union all' if not loop.last }}
+    {% if not loop.last %}union all{% endif %}
     {%- endfor %}
 ),
 

@@ -1,7 +1,10 @@
 {{ config(tags=['compliance']) }}
 {#- The CDF-maintained aggregate equals a full recompute from its upstream. -#}
 with maintained as (
-    select city, patient_count from {{ ref('gold_patients_by_city') }}
+    select
+        city,
+        patient_count
+    from {{ ref('gold_patients_by_city') }}
     where patient_count != 0
 ),
 
@@ -20,7 +23,8 @@ differences as (
         recomputed.patient_count as recomputed_count
     from maintained
     full outer join recomputed on maintained.city = recomputed.city
-    where maintained.patient_count is null
+    where
+        maintained.patient_count is null
         or recomputed.patient_count is null
         or maintained.patient_count != recomputed.patient_count
 )

@@ -71,3 +71,55 @@ def test_history_metric_reads_both_map_renderings(dbt: DbtProject) -> None:
         "{{ gdpr_lakehouse._history_metric('" + json_style + "', 'numTargetRowsDeleted') }}"
     )
     assert sql == "42|3|0"
+
+
+def test_key_envelope_reads_the_kek_inside_spark_only(
+    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kek = "ab" * 32
+    monkeypatch.setenv("LAKEHOUSE_KEK", kek)
+    sql = dbt.compile_inline(
+        "{{ gdpr_lakehouse.wrap_key('data_key') }} | {{ gdpr_lakehouse.unwrap_key('data_key') }}"
+    )
+    assert sql.startswith("data_key | data_key")  # off by default
+    result = dbt.invoke(
+        "compile",
+        "--no-populate-cache",
+        "--vars",
+        "{key_envelope: true}",
+        "--inline",
+        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}",
+    )
+    sql = result.result.results[0].node.compiled_code.strip()
+    assert sql == (
+        "aes_encrypt(k, unhex('${env:LAKEHOUSE_KEK}'), 'GCM') | "
+        "aes_decrypt(k, unhex('${env:LAKEHOUSE_KEK}'), 'GCM')"
+    )
+    assert kek not in sql
+
+
+def test_key_envelope_without_a_kek_is_a_clear_error(
+    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_KEK", "too-short")
+    result = dbt.invoke(
+        "compile",
+        "--no-populate-cache",
+        "--vars",
+        "{key_envelope: true}",
+        "--inline",
+        "{{ gdpr_lakehouse.wrap_key('k') }}",
+        expect_success=False,
+    )
+    assert not result.success
+    output = str(result.exception) + capsys.readouterr().out
+    assert "LAKEHOUSE_KEK is not a 256-bit key in hex" in output
+    assert "too-short" not in output
+
+
+def test_new_data_key_draws_three_distinct_ivs(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline("{{ gdpr_lakehouse.new_data_key('subject_id') }}")
+    assert sql.count("aes_encrypt(") == 3
+    for part in range(3):
+        assert f"concat(subject_id, ':{part}')" in sql
+    assert "rand(" not in sql and "uuid(" not in sql

@@ -6,10 +6,10 @@ with clicks as (
 
 users as (
     select
-        users.user_id,
+        known_users.user_id,
         vault.subject_pseudonym
-    from {{ ref('bronze_users') }} as users
-    inner join {{ ref('privacy_subject_keys') }} as vault on users.user_id = vault.subject_id
+    from {{ ref('bronze_users') }} as known_users
+    inner join {{ ref('privacy_subject_keys') }} as vault on known_users.user_id = vault.subject_id
 ),
 
 checked as (

@@ -1,0 +1,75 @@
+"""The project's macros, rendered for sqlfluff's jinja templater (lint only).
+
+sqlfluff lints models without a warehouse, so it cannot use dbt's templater (that
+would start Spark). Its jinja templater knows dbt's builtins but not this project's
+`gdpr_lakehouse.<macro>` namespace: this module is that namespace. It loads the real
+macro files from macros/ into a small Jinja environment with just enough of dbt's
+context (dispatch, return, var, ref, ...) to render them as SQL, so lint sees the SQL
+the macros really produce. Listed in .sqlfluff as library_path.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import jinja2
+
+_ROOT = Path(__file__).resolve().parent.parent
+_MACROS: dict[str, Any] = {}
+
+
+class _CompilerError(Exception):
+    pass
+
+
+def _dispatch(name: str, namespace: str | None = None) -> Any:
+    for candidate in (f"spark__{name}", f"default__{name}"):
+        if candidate in _MACROS:
+            return _MACROS[candidate]
+    return _MACROS[name]
+
+
+def _raise(message: str) -> None:
+    raise _CompilerError(message)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
+    env.globals.update(
+        {
+            "adapter": SimpleNamespace(dispatch=_dispatch),
+            "return": lambda value: value,
+            "modules": SimpleNamespace(re=re),
+            "exceptions": SimpleNamespace(raise_compiler_error=_raise),
+            "var": lambda name, default=None: default,
+            "env_var": lambda name, default="": default,
+            "ref": lambda *parts, **kwargs: parts[-1],
+            "source": lambda source, table: f"{source}.{table}",
+            "this": "this_relation",
+            "execute": False,
+            "is_incremental": lambda: False,
+            "gdpr_lakehouse": __import__(__name__),
+        }
+    )
+    return env
+
+
+def _load() -> None:
+    env = _environment()
+    for path in sorted((_ROOT / "macros").rglob("*.sql")):
+        module = env.from_string(path.read_text()).make_module()
+        for name in dir(module):
+            if not name.startswith("__"):
+                _MACROS[name] = getattr(module, name)
+
+
+def __getattr__(name: str) -> Any:
+    if not _MACROS:
+        _load()
+    try:
+        return _MACROS[name]
+    except KeyError:
+        raise AttributeError(name) from None
