@@ -251,7 +251,8 @@ class Batch:
             tombstone = dict.fromkeys(SCHEMAS[entity].names[:-2])
             tombstone[key] = f"{prefix}{n:07d}"
             self.emit(entity, "delete", tombstone, self.ts(8) + timedelta(hours=11))
-        return [n for n in [*new, *updated] if n not in set(deleted)]
+        gone = set(deleted)
+        return [n for n in [*new, *updated] if n not in gone]
 
     def build(self) -> None:
         a = self.args

@@ -5,10 +5,7 @@ with events as (
 ),
 
 vault as (
-    select
-        subject_id,
-        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
-    from {{ ref('privacy_subject_keys') }}
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 encrypted as (

@@ -7,40 +7,17 @@ with patients as (
 ),
 
 vault as (
-    select
-        subject_pseudonym,
-        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
-    from {{ ref('privacy_subject_keys') }}
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 final as (
     select
         patients.patient_pseudonym,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('patients.full_name_enc', 'vault.data_key') }}
-            else '***'
-        end as full_name,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }}
-            else regexp_replace({{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }}, '^[^@]+', '***')
-        end as email,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('patients.phone_enc', 'vault.data_key') }}
-            else '***'
-        end as phone,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('patients.national_id_enc', 'vault.data_key') }}
-            else '***'
-        end as national_id,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('patients.address_enc', 'vault.data_key') }}
-            else '***'
-        end as address,
+        {{ gdpr_lakehouse.reveal_pii('patients.full_name_enc', 'vault.data_key') }} as full_name,
+        {{ gdpr_lakehouse.reveal_pii('patients.email_enc', 'vault.data_key', mask='email') }} as email,
+        {{ gdpr_lakehouse.reveal_pii('patients.phone_enc', 'vault.data_key') }} as phone,
+        {{ gdpr_lakehouse.reveal_pii('patients.national_id_enc', 'vault.data_key') }} as national_id,
+        {{ gdpr_lakehouse.reveal_pii('patients.address_enc', 'vault.data_key') }} as address,
         patients.age_band,
         patients.city,
         patients.insurer

@@ -6,25 +6,14 @@ with users as (
 ),
 
 vault as (
-    select
-        subject_pseudonym,
-        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
-    from {{ ref('privacy_subject_keys') }}
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 final as (
     select
         users.user_pseudonym,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('users.username_enc', 'vault.data_key') }}
-            else '***'
-        end as username,
-        case
-            when {{ gdpr_lakehouse.is_pii_reader() }}
-                then {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }}
-            else regexp_replace({{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }}, '^[^@]+', '***')
-        end as email,
+        {{ gdpr_lakehouse.reveal_pii('users.username_enc', 'vault.data_key') }} as username,
+        {{ gdpr_lakehouse.reveal_pii('users.email_enc', 'vault.data_key', mask='email') }} as email,
         users.registered_on,
         users.preferred_theme,
         users.preferred_language

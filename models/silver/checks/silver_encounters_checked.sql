@@ -5,11 +5,7 @@ with encounters as (
 ),
 
 patients as (
-    select
-        patients.patient_id,
-        vault.subject_pseudonym
-    from {{ ref('bronze_patients') }} as patients
-    inner join {{ ref('privacy_subject_keys') }} as vault on patients.patient_id = vault.subject_id
+    select * from {{ ref('silver_known_patients') }}
 ),
 
 departments as (

@@ -5,11 +5,7 @@ with orders as (
 ),
 
 users as (
-    select
-        known_users.user_id,
-        vault.subject_pseudonym
-    from {{ ref('bronze_users') }} as known_users
-    inner join {{ ref('privacy_subject_keys') }} as vault on known_users.user_id = vault.subject_id
+    select * from {{ ref('silver_known_users') }}
 ),
 
 checked as (

@@ -5,11 +5,7 @@ with users as (
 ),
 
 vault as (
-    select
-        subject_id,
-        subject_pseudonym,
-        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
-    from {{ ref('privacy_subject_keys') }}
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 decrypted as (
