@@ -16,6 +16,8 @@ export DBT_PROFILES_DIR ?= $(CURDIR)
 export LAKEHOUSE_DIR ?= $(CURDIR)/.lakehouse
 export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 export SPARK_LOCAL_IP ?= 127.0.0.1
+# Who is acting, for the commit tags (userMetadata) of every write.
+export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
 .PHONY: help setup run test lint unit functional clean
 

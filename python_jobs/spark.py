@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.jars import delta_artifacts, missing
@@ -96,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         for statement in args.sql:
             spark.sql(statement).show(100, truncate=False)
         return 0
-    except ProjectError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (ProjectError, PySparkException) as error:
+        print(f"error: {str(error).strip()}", file=sys.stderr)
         return 2
 
 

@@ -26,7 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DBT_PROFILES_DIR"] = str(ROOT)
     os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("LAKEHOUSE_ACTOR", "pytest")
+    os.environ["LAKEHOUSE_ACTOR"] = "pytest"
     os.environ.pop("DBT_TARGET", None)
 
 
