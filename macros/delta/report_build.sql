@@ -1,7 +1,7 @@
 {#
     on-run-end: print what this run built, one line per Delta relation it wrote:
     the relation, its new Delta version, the operation Delta recorded and the rows it
-    wrote (from the commit's operationMetrics). Reads DESCRIBE HISTORY ... LIMIT 1,
+    wrote (from the commit's operationMetrics). Reads DESCRIBE HISTORY ... LIMIT 5,
     so it costs one metadata query per relation. Off with --vars '{build_report: false}'.
 #}
 {% macro report_build(results) -%}
@@ -19,9 +19,14 @@
             {%- set relation = api.Relation.create(
                     database=result.node.database, schema=result.node.schema,
                     identifier=result.node.alias, type='table') -%}
-            {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
-            {%- if history.rows | length > 0 -%}
-                {%- set commit = history.rows[0] -%}
+            {#- the newest commit that wrote data (the vacuum post-hook commits after it) -#}
+            {%- set writes = [] -%}
+            {%- for row in run_query('describe history ' ~ relation ~ ' limit 5')
+                  if row['operation'] not in ('VACUUM START', 'VACUUM END') -%}
+                {%- do writes.append(row) -%}
+            {%- endfor -%}
+            {%- if writes -%}
+                {%- set commit = writes[0] -%}
                 {#- operationMetrics arrives as text (a map rendered by the driver) -#}
                 {%- set metrics = commit['operationMetrics'] | string -%}
                 {%- if commit['operation'] == 'MERGE' -%}
@@ -36,22 +41,8 @@
             {%- endif -%}
         {%- endfor -%}
         {%- if lines -%}
-            {%- set header = ['relation', 'version', 'operation', 'rows (merge: +ins ~upd -del)'] -%}
-            {%- set widths = [] -%}
-            {%- for column in range(4) -%}
-                {%- set cells = [header[column] | length] -%}
-                {%- for line in lines -%}{%- do cells.append(line[column] | length) -%}{%- endfor -%}
-                {%- do widths.append(cells | max) -%}
-            {%- endfor -%}
-            {%- do print('') -%}
-            {%- do print('Built ' ~ lines | length ~ ' Delta relation(s):') -%}
-            {%- for line in [header] + lines -%}
-                {%- set cells = [] -%}
-                {%- for column in range(4) -%}
-                    {%- do cells.append(line[column].ljust(widths[column])) -%}
-                {%- endfor -%}
-                {%- do print('  ' ~ cells | join('  ')) -%}
-            {%- endfor -%}
+            {%- do gdpr_lakehouse.print_table('Built ' ~ lines | length ~ ' Delta relation(s):',
+                ['relation', 'version', 'operation', 'rows (merge: +ins ~upd -del)'], lines) -%}
         {%- endif -%}
     {%- endif -%}
     {{ return('') }}
@@ -61,4 +52,29 @@
 {% macro _history_metric(metrics_text, name) -%}
     {%- set found = modules.re.search('["\']?' ~ name ~ '["\']?\\s*[:=-]>?\\s*["\']?([0-9]+)', metrics_text) -%}
     {{ return(found.group(1) if found else '0') }}
+{%- endmacro %}
+
+{#- Print rows (lists of cells) as an aligned text table under a title. -#}
+{% macro print_table(title, header, lines) -%}
+    {%- set rows = [header] -%}
+    {%- for line in lines -%}
+        {%- set cells = [] -%}
+        {%- for cell in line -%}{%- do cells.append('' if cell is none else cell | string) -%}{%- endfor -%}
+        {%- do rows.append(cells) -%}
+    {%- endfor -%}
+    {%- set widths = [] -%}
+    {%- for column in range(header | length) -%}
+        {%- set cells = [] -%}
+        {%- for row in rows -%}{%- do cells.append(row[column] | length) -%}{%- endfor -%}
+        {%- do widths.append(cells | max) -%}
+    {%- endfor -%}
+    {%- do print('') -%}
+    {%- do print(title) -%}
+    {%- for row in rows -%}
+        {%- set cells = [] -%}
+        {%- for column in range(header | length) -%}
+            {%- do cells.append(row[column].ljust(widths[column])) -%}
+        {%- endfor -%}
+        {%- do print('  ' ~ (cells | join('  ')) | trim) -%}
+    {%- endfor -%}
 {%- endmacro %}

@@ -5,16 +5,16 @@
     and snapshot; operations call it before they write. Pair with
     reset_commit_metadata() so a tag never outlives the work it describes.
 #}
-{% macro set_commit_metadata(purpose, request_id=none, reason=none) -%}
-    {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason)) }}
+{% macro set_commit_metadata(purpose, request_id=none, reason=none, request_ids=none, batch_id=none) -%}
+    {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason, request_ids, batch_id)) }}
 {%- endmacro %}
 
-{% macro default__set_commit_metadata(purpose, request_id, reason) -%}
-    {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason) -%}
+{% macro default__set_commit_metadata(purpose, request_id, reason, request_ids=none, batch_id=none) -%}
+    {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason, request_ids, batch_id) -%}
     set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
 {%- endmacro %}
 
-{% macro _commit_metadata_json(purpose, request_id, reason) -%}
+{% macro _commit_metadata_json(purpose, request_id, reason, request_ids=none, batch_id=none) -%}
     {%- set safe = '^[A-Za-z0-9_.:@/ +-]{1,200}$' -%}
     {%- set actor = env_var('LAKEHOUSE_ACTOR', env_var('USER', env_var('LOGNAME', 'unknown'))) -%}
     {%- set tag = {
@@ -29,6 +29,12 @@
     {%- endif -%}
     {%- if request_id is not none -%}{%- do tag.update({'request_id': request_id}) -%}{%- endif -%}
     {%- if reason is not none -%}{%- do tag.update({'reason': reason}) -%}{%- endif -%}
+    {%- if batch_id is not none -%}{%- do tag.update({'batch_id': batch_id}) -%}{%- endif -%}
+    {%- for value in (request_ids or []) -%}
+        {%- if not modules.re.match(safe, value | string) -%}
+            {%- do exceptions.raise_compiler_error("set_commit_metadata: request id " ~ (value | string)[:80] ~ " is not allowed in a commit tag") -%}
+        {%- endif -%}
+    {%- endfor -%}
     {%- for key, value in tag.items() -%}
         {%- if value is none or not modules.re.match(safe, value | string) -%}
             {%- do exceptions.raise_compiler_error(
@@ -37,5 +43,6 @@
             ) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if request_ids -%}{%- do tag.update({'request_ids': request_ids | list}) -%}{%- endif -%}
     {{ return(tojson(tag, sort_keys=true)) }}
 {%- endmacro %}

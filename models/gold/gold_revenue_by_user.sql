@@ -9,6 +9,7 @@ final as (
         sum(amount) as revenue,
         max(ordered_at) as last_ordered_at
     from orders
+    where user_pseudonym is not null
     group by user_pseudonym
 )
 

@@ -1,11 +1,13 @@
-{{ config(materialized='incremental', incremental_strategy='append', full_refresh=false) }}
+{{ config(materialized='incremental', incremental_strategy='append', full_refresh=false, on_schema_change='append_new_columns') }}
 
-{#- Filled by gdpr_erase when a subject's erasure completes; never rebuilt. -#}
+{#- Filled by gdpr_erase when it takes on a subject; never rebuilt. -#}
 with empty as (
     select
         cast(null as string) as subject_hash,
         cast(null as string) as request_id,
-        cast(null as timestamp) as erased_at
+        cast(null as timestamp) as erased_at,
+        cast(null as string) as subject_type,
+        cast(null as string) as subject_pseudonym
 )
 
 select * from empty

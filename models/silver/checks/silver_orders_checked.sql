@@ -13,7 +13,8 @@ checked as (
         orders.*,
         users.subject_pseudonym as user_pseudonym,
         case
-            when users.user_id is null then 'unknown user'
+            {#- null user: the user was erased and the order kept, anonymized (on_erasure: anonymize). #}
+            when orders.user_id is not null and users.user_id is null then 'unknown user'
             when orders.ordered_at is null then 'missing order time'
             when orders.amount is null or orders.amount <= 0 then 'non-positive amount'
         end as quality_issue

@@ -1,0 +1,59 @@
+{#
+    VACUUM a Delta relation, logged. retain_hours none: the table's own
+    delta.deletedFileRetentionDuration (the policy set from vars). Below Delta's 7-day
+    safety check only with the explicit opt-in var vacuum_allow_short_retention: true
+    (documented in the README: a shorter window can break readers and writers that run
+    at the same time and shortens how far RESTORE reaches).
+#}
+{% macro vacuum_relation(relation, retain_hours=none, lite=false) -%}
+    {{ return(adapter.dispatch('vacuum_relation', 'gdpr_lakehouse')(relation, retain_hours, lite)) }}
+{%- endmacro %}
+
+{% macro default__vacuum_relation(relation, retain_hours=none, lite=false) -%}
+    {%- set short = false -%}
+    {%- if retain_hours is not none -%}
+        {%- if retain_hours is not number or retain_hours is sameas true or retain_hours is sameas false or retain_hours < 0 or retain_hours > 87600 -%}
+            {%- do exceptions.raise_compiler_error("vacuum retain_hours is " ~ (retain_hours | string)[:40] ~ "; it must be a whole number of hours from 0 to 87600") -%}
+        {%- endif -%}
+        {%- set short = retain_hours < 168 -%}
+        {%- if short and not var('vacuum_allow_short_retention', false) -%}
+            {%- do exceptions.raise_compiler_error("vacuum retain_hours " ~ retain_hours ~ " is below Delta's 7-day (168 h) safety check; "
+                ~ "opt in with --vars '{vacuum_allow_short_retention: true}' if no reader or writer can be running") -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set sql = 'vacuum ' ~ relation ~ (' lite' if lite else '') ~ ((' retain ' ~ (retain_hours | int) ~ ' hours') if retain_hours is not none else '') -%}
+    {%- if execute -%}
+        {%- if short -%}{%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}{%- endif -%}
+        {%- do run_query(sql) -%}
+        {%- if short -%}{%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = true') -%}{%- endif -%}
+        {%- set deleted = gdpr_lakehouse._vacuumed_files(relation) -%}
+        {%- do log(sql ~ ': ' ~ deleted ~ ' files deleted', info=true) -%}
+        {{ return(deleted) }}
+    {%- endif -%}
+    {{ return(0) }}
+{%- endmacro %}
+
+{#- numDeletedFiles of the newest VACUUM END commit. -#}
+{% macro _vacuumed_files(relation) -%}
+    {%- for row in run_query('describe history ' ~ relation ~ ' limit 5') if row['operation'] == 'VACUUM END' -%}
+        {{ return(gdpr_lakehouse._history_metric(row['operationMetrics'] | string, 'numDeletedFiles') | int) }}
+    {%- endfor -%}
+    {{ return(0) }}
+{%- endmacro %}
+
+{#
+    Post-hook (dbt_project.yml, every model and snapshot): VACUUM the relation after
+    each build when it holds subjects' data (meta.privacy subject_key with on_erasure
+    delete or anonymize), so old files never outlive the policy window. Kill switch:
+    --vars '{vacuum_on_build: false}'. Retention: the table's own property, or var
+    vacuum_retain_hours. Runs the statement itself and renders nothing.
+#}
+{% macro vacuum_after_build() -%}
+    {%- if execute and var('vacuum_on_build', true) and model is mapping -%}
+        {%- set privacy = ((model.config or {}).get('meta') or {}).get('privacy') or {} -%}
+        {%- if privacy.get('subject_key') and privacy.get('on_erasure') in ('delete', 'anonymize')
+              and model.config.materialized not in ('view', 'ephemeral') -%}
+            {%- do gdpr_lakehouse.vacuum_relation(this, var('vacuum_retain_hours', none)) -%}
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,87 @@
+{#
+    Arguments are data, not SQL: every value an operation receives from --args is
+    checked here first, with an error that says what was wrong and what is allowed.
+    Nothing has run when these raise, so a bad argument changes nothing.
+#}
+
+{#- A list of subject ids: 1..var erasure_max_subjects (10,000) strings matching var
+    subject_id_pattern (default: a letter or digit, then letters, digits, _ or -, 64
+    characters at most). Returns them deduplicated, in order. -#}
+{% macro _validate_subject_ids(subject_ids, argument='subject_ids') -%}
+    {%- set pattern = var('subject_id_pattern', '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$') -%}
+    {%- set limit = var('erasure_max_subjects', 10000) | int -%}
+    {%- set usage = " (e.g. --args '{" ~ argument ~ ": [\"P0000123\", \"U0000042\"]}')" -%}
+    {%- if subject_ids is none or subject_ids is string or subject_ids is mapping or subject_ids is not iterable -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " must be a list of subject ids" ~ usage ~ "; got " ~ (subject_ids | string)[:80]) -%}
+    {%- endif -%}
+    {%- if subject_ids | length == 0 -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " is empty; give 1 to " ~ limit ~ " subject ids" ~ usage) -%}
+    {%- endif -%}
+    {%- if subject_ids | length > limit -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " has " ~ subject_ids | length ~ " ids; at most " ~ limit
+            ~ " per call (var erasure_max_subjects)") -%}
+    {%- endif -%}
+    {%- set ids = [] -%}
+    {%- for subject_id in subject_ids -%}
+        {%- if subject_id is not string -%}
+            {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] is " ~ (subject_id | string)[:80]
+                ~ ", not a string; quote ids in --args" ~ usage) -%}
+        {%- endif -%}
+        {%- if not modules.re.match(pattern, subject_id) or subject_id != subject_id | trim -%}
+            {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] " ~ (subject_id | tojson)[:80]
+                ~ " is not a subject id: allowed are letters, digits, _ and - (a letter or digit first, 64 characters at most; var subject_id_pattern)") -%}
+        {%- endif -%}
+        {%- if subject_id not in ids -%}{%- do ids.append(subject_id) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(ids) }}
+{%- endmacro %}
+
+{#- Free text (reason, requested_by): printable, no quotes, backslashes or control
+    characters, 1..max_length characters; unicode letters are fine. -#}
+{% macro _validate_text(value, argument, default=none, max_length=300) -%}
+    {%- if value is none -%}{{ return(default) }}{%- endif -%}
+    {%- if value is not string
+          or not modules.re.match('^[^\\x00-\\x1f\\x7f\'"`\\\\;]{1,' ~ max_length ~ '}$', value)
+          or value | trim == '' -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | tojson)[:80] ~ " is not allowed: give text of 1 to "
+            ~ max_length ~ " characters without quotes, backslashes, semicolons or control characters") -%}
+    {%- endif -%}
+    {{ return(value | trim) }}
+{%- endmacro %}
+
+{% macro _validate_flag(value, argument) -%}
+    {%- if value is not sameas true and value is not sameas false -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " must be true or false; got " ~ (value | tojson)[:40]) -%}
+    {%- endif -%}
+    {{ return(value) }}
+{%- endmacro %}
+
+{#- A SQL string literal of a value already validated to hold no quote or backslash. -#}
+{% macro _sql_string(value) -%}
+    {%- if value is none -%}null{%- else -%}'{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{%- endif -%}
+{%- endmacro %}
+
+{% macro _actor() -%}
+    {{ return(env_var('LAKEHOUSE_ACTOR', env_var('USER', env_var('LOGNAME', 'unknown')))) }}
+{%- endmacro %}
+
+{#- The privacy control tables an operation needs, or a clear error when the project
+    has not been built yet. -#}
+{% macro _control_relation(model_name) -%}
+    {%- set node = graph.nodes['model.' ~ project_name ~ '.' ~ model_name] -%}
+    {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+    {%- if relation is none -%}
+        {%- do exceptions.raise_compiler_error(node.schema ~ "." ~ node.alias ~ " does not exist yet; run `dbt build` (or `dbt run --select "
+            ~ model_name ~ "`) first") -%}
+    {%- endif -%}
+    {{ return(relation) }}
+{%- endmacro %}
+
+{#- run-operation passes every --args key as a keyword; a macro that reads `kwargs`
+    collects the unknown ones, and this turns them into a clear error. -#}
+{% macro _reject_unknown_args(operation, extra, allowed) -%}
+    {%- if extra -%}
+        {%- do exceptions.raise_compiler_error(operation ~ ": unknown argument(s) " ~ (extra.keys() | list | join(', '))[:200]
+            ~ "; allowed: " ~ allowed | join(', ')) -%}
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,85 @@
+{#
+    What erasure touches, read from the dbt graph (no list of tables anywhere): every
+    model and snapshot of this project, materialized as a table, whose meta.privacy
+    names a subject_key and says on_erasure delete or anonymize, in DAG order (bronze,
+    silver, gold, snapshots), then the vault (meta.privacy.role: vault) last.
+    Each step: {node, name, relation, schema, identifier, key, key_kind (id|pseudonym),
+    subject_type (or none: any), action (delete|anonymize|shred), pii_columns, depth}.
+#}
+{% macro erasure_plan() -%}
+    {%- set candidates = [] -%}
+    {%- set vault = [] -%}
+    {%- for node in graph.nodes.values()
+          if node.resource_type in ('model', 'snapshot') and node.package_name == project_name
+          and node.config.materialized not in ('view', 'ephemeral') -%}
+        {%- set privacy = (node.config.meta or {}).get('privacy') or {} -%}
+        {%- if privacy.get('role') == 'vault' -%}
+            {%- do vault.append(gdpr_lakehouse._erasure_step(node, privacy, 'shred', 0)) -%}
+        {%- elif privacy.get('on_erasure') in ('delete', 'anonymize') -%}
+            {%- do candidates.append(node) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if vault | length != 1 -%}
+        {%- do exceptions.raise_compiler_error("erasure_plan: the graph must declare exactly one vault (meta.privacy.role: vault); found " ~ vault | length) -%}
+    {%- endif -%}
+    {%- set depths = gdpr_lakehouse._dag_depths() -%}
+    {%- set steps = [] -%}
+    {%- for node in candidates -%}
+        {%- set privacy = node.config.meta.privacy -%}
+        {%- do steps.append(gdpr_lakehouse._erasure_step(node, privacy, privacy.on_erasure, depths.get(node.unique_id, 0))) -%}
+    {%- endfor -%}
+    {%- set ordered = steps | sort(attribute='name') | sort(attribute='depth') -%}
+    {%- do ordered.append(vault[0]) -%}
+    {{ return(ordered) }}
+{%- endmacro %}
+
+{% macro _erasure_step(node, privacy, action, depth) -%}
+    {%- set identifier_pattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$' -%}
+    {%- set key = privacy.get('subject_key') -%}
+    {%- set columns = (privacy.get('pii_columns') or []) if action == 'anonymize' else [] -%}
+    {%- set names = [key, node.schema, node.alias] + columns + ([privacy.subject_type] if privacy.get('subject_type') else []) -%}
+    {%- for name in names -%}
+        {%- if name is none or not modules.re.match(identifier_pattern, name | string) -%}
+            {%- do exceptions.raise_compiler_error("erasure_plan: " ~ node.unique_id ~ " declares " ~ (name | string)[:64]
+                ~ " as a subject key, schema, alias or PII column; it must be an identifier (letters, digits, _)") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set key_kind = privacy.get('subject_key_kind', 'id') -%}
+    {%- if key_kind not in ('id', 'pseudonym') -%}
+        {%- do exceptions.raise_compiler_error("erasure_plan: " ~ node.unique_id ~ " subject_key_kind is " ~ key_kind ~ "; allowed: id, pseudonym") -%}
+    {%- endif -%}
+    {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
+    {{ return({
+        'node': node.unique_id,
+        'name': node.name,
+        'relation': relation,
+        'relation_name': node.schema ~ '.' ~ node.alias,
+        'key': key,
+        'key_kind': key_kind,
+        'subject_type': privacy.get('subject_type'),
+        'action': action,
+        'pii_columns': columns,
+        'depth': depth,
+    }) }}
+{%- endmacro %}
+
+{#- Longest path from a root to each node, over the whole graph: parents before children. -#}
+{% macro _dag_depths() -%}
+    {%- set depths = {} -%}
+    {%- set nodes = graph.nodes.values() | list -%}
+    {%- for _ in range(nodes | length) -%}
+        {%- set changed = [] -%}
+        {%- for node in nodes -%}
+            {%- set ns = namespace(depth=0) -%}
+            {%- for parent in (node.depends_on.nodes or []) -%}
+                {%- set ns.depth = [ns.depth, depths.get(parent, 0) + 1] | max -%}
+            {%- endfor -%}
+            {%- if depths.get(node.unique_id) != ns.depth -%}
+                {%- do depths.update({node.unique_id: ns.depth}) -%}
+                {%- do changed.append(node.unique_id) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if not changed -%}{{ return(depths) }}{%- endif -%}
+    {%- endfor -%}
+    {{ return(depths) }}
+{%- endmacro %}

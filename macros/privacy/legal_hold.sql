@@ -1,0 +1,57 @@
+{#
+    dbt run-operation legal_hold --args '{subject_ids: ["P0000123"], reason: "litigation case 2026-17"}'
+    dbt run-operation legal_hold --args '{subject_ids: ["P0000123"], release: true}'
+
+    Places (or releases) a legal hold: a subject whose records a law or a court
+    requires keeping. gdpr_erase does not erase a subject under hold; their requests
+    become `held` with the hold's reason, and are taken up again once it is released.
+    Idempotent: an active hold is not placed twice.
+#}
+{% macro legal_hold(subject_ids=none, reason=none, placed_by=none, release=false) -%}
+    {%- do gdpr_lakehouse._reject_unknown_args('legal_hold', kwargs, ['subject_ids', 'reason', 'placed_by', 'release']) -%}
+    {{ return(adapter.dispatch('legal_hold', 'gdpr_lakehouse')(subject_ids, reason, placed_by, release)) }}
+{%- endmacro %}
+
+{% macro default__legal_hold(subject_ids, reason, placed_by, release) -%}
+    {%- set ids = gdpr_lakehouse._validate_subject_ids(subject_ids) -%}
+    {%- set release = gdpr_lakehouse._validate_flag(release, 'release') -%}
+    {%- if not release and reason is none -%}
+        {%- do exceptions.raise_compiler_error("legal_hold: give the reason (the law or case that requires keeping the records)") -%}
+    {%- endif -%}
+    {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason') -%}
+    {%- set actor = gdpr_lakehouse._validate_text(placed_by, 'placed_by', default=gdpr_lakehouse._actor(), max_length=128) -%}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set holds = gdpr_lakehouse._control_relation('privacy_legal_holds') -%}
+    {%- set requests = gdpr_lakehouse._control_relation('privacy_erasure_requests') -%}
+    {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
+    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='release_legal_hold' if release else 'legal_hold')) -%}
+    {%- if release -%}
+        {%- do run_query("update " ~ holds ~ " set released_at = current_timestamp(), released_by = " ~ gdpr_lakehouse._sql_string(actor)
+            ~ " where released_at is null and subject_id in (" ~ id_list ~ ")") -%}
+        {%- do run_query("update " ~ requests ~ " set status = 'pending', status_reason = null, updated_at = current_timestamp()"
+            ~ " where status = 'held' and subject_id in (" ~ id_list ~ ")") -%}
+    {%- else -%}
+        {%- set merge_sql -%}
+merge into {{ holds }} as holds
+using (
+    select * from values
+    {%- for subject_id in ids %}
+        ({{ gdpr_lakehouse._sql_string(subject_id) }}){{ ',' if not loop.last }}
+    {%- endfor %}
+    as incoming (subject_id)
+) as incoming
+on holds.subject_id = incoming.subject_id and holds.released_at is null
+when not matched then insert (subject_id, reason, placed_by, placed_at, released_by, released_at)
+values (incoming.subject_id, {{ gdpr_lakehouse._sql_string(reason) }}, {{ gdpr_lakehouse._sql_string(actor) }}, current_timestamp(), null, null)
+        {%- endset -%}
+        {%- do run_query(merge_sql) -%}
+    {%- endif -%}
+    {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+    {%- set lines = [] -%}
+    {%- for row in run_query("select subject_id, reason, placed_by, cast(placed_at as string), cast(released_at as string) from " ~ holds
+          ~ " where subject_id in (" ~ id_list ~ ") order by subject_id, placed_at") -%}
+        {%- do lines.append([row[0], row[1], row[2], (row[3] or '')[:19], (row[4] or 'active')[:19]]) -%}
+    {%- endfor -%}
+    {%- do gdpr_lakehouse.print_table('Legal holds of the ' ~ ids | length ~ ' subject(s) given:',
+        ['subject_id', 'reason', 'placed_by', 'placed_at', 'released_at'], lines) -%}
+{%- endmacro %}
