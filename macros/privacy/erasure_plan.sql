@@ -22,7 +22,7 @@
     {%- if vault | length != 1 -%}
         {%- do exceptions.raise_compiler_error("erasure_plan: the graph must declare exactly one vault (meta.privacy.role: vault); found " ~ vault | length) -%}
     {%- endif -%}
-    {%- set depths = gdpr_lakehouse._dag_depths() -%}
+    {%- set depths = gdpr_lakehouse._dag_depths(candidates) -%}
     {%- set steps = [] -%}
     {%- for node in candidates -%}
         {%- set privacy = node.config.meta.privacy -%}
@@ -63,23 +63,24 @@
     }) }}
 {%- endmacro %}
 
-{#- Longest path from a root to each node, over the whole graph: parents before children. -#}
-{% macro _dag_depths() -%}
+{#- Longest path from a root to each of the given nodes (parents before children),
+    memoized depth-first over depends_on. -#}
+{% macro _dag_depths(nodes) -%}
     {%- set depths = {} -%}
-    {%- set nodes = graph.nodes.values() | list -%}
-    {%- for _ in range(nodes | length) -%}
-        {%- set changed = [] -%}
-        {%- for node in nodes -%}
-            {%- set ns = namespace(depth=0) -%}
-            {%- for parent in (node.depends_on.nodes or []) -%}
-                {%- set ns.depth = [ns.depth, depths.get(parent, 0) + 1] | max -%}
-            {%- endfor -%}
-            {%- if depths.get(node.unique_id) != ns.depth -%}
-                {%- do depths.update({node.unique_id: ns.depth}) -%}
-                {%- do changed.append(node.unique_id) -%}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- if not changed -%}{{ return(depths) }}{%- endif -%}
+    {%- for node in nodes -%}
+        {%- do gdpr_lakehouse._dag_depth(node.unique_id, depths) -%}
     {%- endfor -%}
     {{ return(depths) }}
+{%- endmacro %}
+
+{% macro _dag_depth(unique_id, depths) -%}
+    {%- if unique_id not in depths -%}
+        {%- set node = graph.nodes.get(unique_id) -%}
+        {%- set ns = namespace(depth=0) -%}
+        {%- for parent in ((node.depends_on.nodes or []) if node else []) -%}
+            {%- set ns.depth = [ns.depth, gdpr_lakehouse._dag_depth(parent, depths) | int + 1] | max -%}
+        {%- endfor -%}
+        {%- do depths.update({unique_id: ns.depth}) -%}
+    {%- endif -%}
+    {{ return(depths[unique_id]) }}
 {%- endmacro %}

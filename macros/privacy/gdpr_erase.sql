@@ -57,7 +57,9 @@
     {#- 1-2. legal holds, then claim the batch. Requests a crashed run left `erasing`
         keep their batch id, so the commits it already made are found and counted. -#}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='erase', batch_id=ctx.batch)) -%}
-    {%- do run_query(gdpr_lakehouse._hold_requests_sql(ctx, ids)) -%}
+    {%- if gdpr_lakehouse.scalar_query('select count(*) from ' ~ ctx.holds ~ ' where released_at is null', 0) | int > 0 -%}
+        {%- do run_query(gdpr_lakehouse._hold_requests_sql(ctx, ids)) -%}
+    {%- endif -%}
     {%- do run_query(gdpr_lakehouse._claim_requests_sql(ctx, ids)) -%}
     {%- set claimed = run_query(gdpr_lakehouse._batch_base(ctx) ~ ' order by subject_id') -%}
     {%- set held = run_query("select request_id, subject_id, status_reason from " ~ ctx.requests ~ " where status = 'held'"
@@ -73,7 +75,10 @@
     {%- set request_ids = claimed.columns['request_id'].values() | list -%}
     {%- set batches = claimed.columns['batch_id'].values() | unique | list -%}
     {%- set types = claimed.columns['subject_type'].values() | unique | list -%}
-    {%- do ctx.update({'request_ids': request_ids if request_ids | length <= 50 else none, 'batches': batches, 'types': types}) -%}
+    {#- one request: each erasure commit's own metrics are that request's rows; more:
+        the commits' Change Data Feed splits them per request -#}
+    {%- do ctx.update({'request_ids': request_ids if request_ids | length <= 50 else none, 'batches': batches, 'types': types,
+                       'single': request_ids | length == 1}) -%}
     {%- do print('gdpr_erase: batch ' ~ ctx.batch ~ ': ' ~ request_ids | length ~ ' request(s), '
         ~ plan | length ~ ' relation(s) in the plan' ~ ('; resuming ' ~ (batches | length - (1 if ctx.batch in batches else 0)) ~ ' interrupted batch(es)' if batches != [ctx.batch] else '')) -%}
 
@@ -261,8 +266,6 @@ when matched then delete
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
         {%- do run_query('vacuum ' ~ step.relation ~ ' lite retain 0 hours') -%}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = true') -%}
-        {%- do run_query("update " ~ ctx.requests ~ " set shredded_at = coalesce(shredded_at, current_timestamp()), updated_at = current_timestamp()"
-            ~ " where status = 'erasing'") -%}
     {%- endif -%}
     {%- set history = run_query('describe history ' ~ step.relation ~ ' limit 100') -%}
     {%- for row in history
@@ -271,6 +274,13 @@ when matched then delete
           and (fromjson(row['userMetadata'] or '{}') or {}).get('batch_id') in ctx.batches -%}
         {%- do outcome.versions.append(row['version'] | int) -%}
     {%- endfor -%}
+    {%- set ns = namespace(rows=0) -%}
+    {%- for row in history if (row['version'] | int) in outcome.versions -%}
+        {%- set metrics = row['operationMetrics'] | string -%}
+        {%- set ns.rows = ns.rows + (gdpr_lakehouse._history_metric(metrics, 'numTargetRowsDeleted') | int)
+            + (gdpr_lakehouse._history_metric(metrics, 'numTargetRowsUpdated') | int) -%}
+    {%- endfor -%}
+    {%- do outcome.update({'metric_rows': ns.rows}) -%}
     {%- set latest = history.rows[0]['version'] | int -%}
     {%- do outcome.update({
         'version_before': (outcome.versions | min) - 1 if outcome.versions else latest,
@@ -279,9 +289,10 @@ when matched then delete
     {{ return(outcome) }}
 {%- endmacro %}
 
-{#- Evidence per request and relation, in one MERGE: rows each request lost, counted
-    from the Change Data Feed of the batch's erasure commits (recounted on a rerun,
-    never added up twice); the vault (no change feed): 1 when the request's key existed. -#}
+{#- Evidence per request and relation, in one MERGE: rows each request lost, from the
+    batch's erasure commits (found by their tag, so a rerun recounts them and never
+    adds up twice): their operation metrics for a one-request batch, their Change Data
+    Feed split per request otherwise; the vault (no change feed): 1 when the key existed. -#}
 {% macro _evidence_sql(outcomes, ctx) -%}
 merge into {{ ctx.evidence }} as evidence
 using (
@@ -296,6 +307,8 @@ using (
         cast({{ outcome.version_after if outcome.version_after is not none else 'null' }} as bigint) as version_after,
         {%- if step.action == 'shred' %}
         cast(max(case when batch.erase_key is not null and batch.subject_pseudonym is not null then 1 else 0 end) as bigint) as rows_affected,
+        {%- elif outcome.versions and ctx.single %}
+        cast({{ outcome.metric_rows }} as bigint) as rows_affected,
         {%- elif outcome.versions %}
         count(changes.erase_key) as rows_affected,
         {%- else %}
@@ -312,7 +325,7 @@ using (
         {%- endif %}
         {{ 'current_timestamp()' if step.action == 'shred' else 'cast(null as timestamp)' }} as purged_at
     from ({{ gdpr_lakehouse._batch_source(step, gdpr_lakehouse._batch_base(ctx)) }}) as batch
-    {%- if step.action != 'shred' and outcome.versions %}
+    {%- if step.action != 'shred' and outcome.versions and not ctx.single %}
     left join (
         select {{ adapter.quote(step.key) }} as erase_key
         from table_changes('{{ step.relation_name }}', {{ outcome.versions | min }}, {{ outcome.versions | max }})
@@ -374,7 +387,9 @@ when matched then update set
 {% macro _complete_requests_sql(ctx) -%}
 merge into {{ ctx.requests }} as requests
 using (
-    select batch.request_id
+    select
+        batch.request_id,
+        max(case when evidence.action = 'shred' then evidence.purged_at end) as shredded_at
     from ({{ gdpr_lakehouse._batch_base(ctx) }}) as batch
     left join {{ ctx.evidence }} as evidence on batch.request_id = evidence.request_id
     group by batch.request_id
@@ -383,6 +398,7 @@ using (
 on requests.request_id = done.request_id
 when matched then update set
     status = 'erased',
+    shredded_at = coalesce(requests.shredded_at, done.shredded_at),
     erased_at = current_timestamp(),
     subject_pseudonym = null,
     updated_at = current_timestamp()

@@ -1,0 +1,247 @@
+"""Physical erasure: REORG TABLE ... APPLY (PURGE), then VACUUM, on every PII relation.
+
+    python -m python_jobs.purge                      # every relation that holds subjects' data
+    python -m python_jobs.purge --request-id req-... # only the relations that request touched
+    python -m python_jobs.purge --dry-run            # what would run, and what it would settle
+    python -m python_jobs.purge --retain-hours 0 --allow-short-retention   # tests, demos
+
+Why both: erasure deletes rows by deletion vectors (the rows stay in their Parquet
+files, only marked), so REORG rewrites the files that carry deletion vectors; VACUUM
+then deletes every file the table no longer references once it is older than the
+retention window. Only then are the erased rows physically gone.
+
+The job records it: each evidence row (request x relation) gets ``reorg_at`` when a
+REORG ran after the erasure, and ``purged_at`` when a VACUUM ran at least one
+retention window after both the erasure and the REORG (so the files holding the rows
+were old enough to go). A request becomes ``purged`` when all its relations are.
+
+The relations come from the dbt manifest (meta.privacy: a subject_key and on_erasure
+delete or anonymize), never from a list. Below Delta's 7-day safety check only with
+``--allow-short-retention``: a shorter window can break a reader or writer running at
+the same time, and shortens how far RESTORE reaches back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from pyspark.sql import SparkSession
+
+from python_jobs.project import ProjectError
+from python_jobs.relations import DeltaRelation, delta_relations, table_ref
+
+SAFETY_HOURS = 168
+REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
+_INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE)
+_UNIT_HOURS = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    relation: str
+    retain_hours: float
+    reorg_files: int
+    vacuumed_files: int
+    seconds: float
+
+
+def pii_relations(relations: list[DeltaRelation]) -> list[DeltaRelation]:
+    """The relations that hold subjects' data (the vault too: its purge is idempotent)."""
+    return [
+        relation
+        for relation in relations
+        if relation.privacy.get("subject_key") and relation.privacy.get("on_erasure") in ("delete", "anonymize")
+    ]
+
+
+def interval_hours(text: str) -> float:
+    """Hours of a Delta interval property ('interval 7 days', '1 hours')."""
+    match = _INTERVAL.match(text or "")
+    if not match:
+        raise ProjectError(f"cannot read the retention interval {text!r}")
+    return int(match.group(1)) * _UNIT_HOURS[match.group(2).lower()]
+
+
+def table_retention_hours(spark: SparkSession, ref: str) -> float:
+    properties = {row[0]: row[1] for row in spark.sql(f"show tblproperties {ref}").collect()}
+    return interval_hours(properties.get("delta.deletedFileRetentionDuration", "interval 7 days"))
+
+
+def _commit_tag(request_id: str | None) -> str:
+    tag = {
+        "actor": os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown",
+        "tool": "python_jobs.purge",
+        "purpose": "purge",
+    }
+    if request_id:
+        tag["request_id"] = request_id
+    return json.dumps(tag, sort_keys=True)
+
+
+def _metric(spark: SparkSession, ref: str, operation: str, name: str) -> int:
+    for row in spark.sql(f"describe history {ref} limit 10").collect():
+        if row["operation"] == operation:
+            return int((row["operationMetrics"] or {}).get(name, 0))
+    return 0
+
+
+def purge_relation(spark: SparkSession, relation: DeltaRelation, retain_hours: float | None) -> PurgeResult:
+    """REORG PURGE then VACUUM one relation; the caller has validated retain_hours."""
+    ref = table_ref(spark, relation)
+    started = time.perf_counter()
+    spark.sql(f"reorg table {ref} apply (purge)").collect()
+    reorg_files = _metric(spark, ref, "REORG", "numRemovedFiles")
+    effective = retain_hours if retain_hours is not None else table_retention_hours(spark, ref)
+    short = effective < table_retention_hours(spark, ref)
+    if short:
+        spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        hours = f" retain {effective:g} hours" if retain_hours is not None else ""
+        spark.sql(f"vacuum {ref}{hours}").collect()
+    finally:
+        if short:
+            spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "true")
+    vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles")
+    return PurgeResult(relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started)
+
+
+def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
+    for relation in relations:
+        if relation.name == name:
+            return relation
+    raise ProjectError(f"the manifest has no {name}; run `dbt build` first")
+
+
+def record(spark: SparkSession, relations: list[DeltaRelation], results: list[PurgeResult], ran_at: datetime) -> int:
+    """Settle evidence and requests; returns how many requests became purged."""
+    evidence = table_ref(spark, _control(relations, "privacy_erasure_evidence"))
+    requests = table_ref(spark, _control(relations, "privacy_erasure_requests"))
+    if not results:
+        return 0
+    at = ran_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+    rows = ", ".join(
+        f"('{result.relation.replace('`', '')}', {result.retain_hours * 3600:.0f})" for result in results
+    )
+    spark.sql(
+        f"""
+        merge into {evidence} as evidence
+        using (select * from values {rows} as purged (relation, retain_seconds)) as purged
+        on evidence.relation = purged.relation and evidence.status in ('erased', 'purged')
+        when matched then update set
+            reorg_at = coalesce(evidence.reorg_at, case when evidence.erased_at <= timestamp'{at}' then timestamp'{at}' end),
+            purged_at = coalesce(evidence.purged_at,
+                case when timestampadd(second, purged.retain_seconds, greatest(evidence.erased_at, coalesce(evidence.reorg_at, timestamp'{at}')))
+                          <= timestamp'{at}' then timestamp'{at}' end),
+            status = case when coalesce(evidence.purged_at,
+                case when timestampadd(second, purged.retain_seconds, greatest(evidence.erased_at, coalesce(evidence.reorg_at, timestamp'{at}')))
+                          <= timestamp'{at}' then timestamp'{at}' end) is not null then 'purged' else evidence.status end
+        """
+    ).collect()
+    before = spark.sql(f"select count(*) from {requests} where status = 'purged'").first()[0]
+    spark.sql(
+        f"""
+        merge into {requests} as requests
+        using (
+            select request_id, max(purged_at) as purged_at
+            from {evidence}
+            where status != 'absent'
+            group by request_id
+            having count_if(purged_at is null) = 0
+        ) as done
+        on requests.request_id = done.request_id and requests.status = 'erased'
+        when matched then update set status = 'purged', purged_at = done.purged_at, updated_at = current_timestamp()
+        """
+    ).collect()
+    return spark.sql(f"select count(*) from {requests} where status = 'purged'").first()[0] - before
+
+
+def relations_of_request(spark: SparkSession, relations: list[DeltaRelation], request_id: str) -> list[DeltaRelation]:
+    evidence = table_ref(spark, _control(relations, "privacy_erasure_evidence"))
+    touched = {
+        row[0]
+        for row in spark.sql(
+            f"select relation from {evidence} where request_id = '{request_id}' and status != 'absent'"
+        ).collect()
+    }
+    if not touched:
+        raise ProjectError(f"request {request_id} has no erasure evidence: is it erased yet (dbt run-operation gdpr_erase)?")
+    return [relation for relation in relations if relation.qualified_name.replace("`", "") in touched]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m python_jobs.purge", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--request-id", help="purge only the relations this erasure request touched")
+    parser.add_argument("--dry-run", action="store_true", help="print what would run and change nothing")
+    parser.add_argument(
+        "--retain-hours",
+        type=float,
+        help="VACUUM retention in hours (default: each table's delta.deletedFileRetentionDuration)",
+    )
+    parser.add_argument(
+        "--allow-short-retention",
+        action="store_true",
+        help=f"opt in to a retention below Delta's {SAFETY_HOURS} h safety check (no reader/writer may be running)",
+    )
+    args = parser.parse_args(argv)
+    if args.request_id is not None and not REQUEST_ID.match(args.request_id):
+        parser.error(f"--request-id {args.request_id[:60]!r} is not a request id (req-<UTC time>-<10 hex>)")
+    if args.retain_hours is not None:
+        if not 0 <= args.retain_hours <= 87600:
+            parser.error("--retain-hours must be from 0 to 87600")
+        if args.retain_hours < SAFETY_HOURS and not args.allow_short_retention:
+            parser.error(
+                f"--retain-hours {args.retain_hours:g} is below Delta's {SAFETY_HOURS} h safety check; "
+                "add --allow-short-retention if no reader or writer can be running"
+            )
+    return args
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    args = parse_args(argv)
+    from python_jobs.spark import get_spark
+
+    spark = spark or get_spark("gdpr_lakehouse.purge")
+    relations = delta_relations()
+    targets = pii_relations(relations)
+    if args.request_id:
+        targets = relations_of_request(spark, targets, args.request_id)
+    if args.dry_run:
+        print(f"Dry run: would REORG ... APPLY (PURGE) then VACUUM {len(targets)} relation(s):")
+        for relation in targets:
+            ref = table_ref(spark, relation)
+            hours = args.retain_hours if args.retain_hours is not None else table_retention_hours(spark, ref)
+            print(f"  {relation.qualified_name.replace('`', ''):32} retain {hours:g} h")
+        return 0
+    ran_at = datetime.now(timezone.utc).replace(tzinfo=None)
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", _commit_tag(args.request_id))
+    results = []
+    try:
+        for relation in targets:
+            result = purge_relation(spark, relation, args.retain_hours)
+            results.append(result)
+            print(
+                f"  {result.relation.replace('`', ''):32} retain {result.retain_hours:g} h  "
+                f"REORG rewrote {result.reorg_files} file(s), VACUUM deleted {result.vacuumed_files}  "
+                f"({result.seconds:.1f} s)",
+                flush=True,
+            )
+        purged = record(spark, relations, results, ran_at)
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    print(f"Purged {len(results)} relation(s); {purged} request(s) now purged.")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ProjectError as error:
+        print(f"purge: {error}", file=sys.stderr)
+        sys.exit(2)
