@@ -277,8 +277,9 @@ when matched then delete
     {%- set ns = namespace(rows=0) -%}
     {%- for row in history if (row['version'] | int) in outcome.versions -%}
         {%- set metrics = row['operationMetrics'] | string -%}
-        {%- set ns.rows = ns.rows + (gdpr_lakehouse._history_metric(metrics, 'numTargetRowsDeleted') | int)
-            + (gdpr_lakehouse._history_metric(metrics, 'numTargetRowsUpdated') | int) -%}
+        {%- for name in ['numTargetRowsDeleted', 'numTargetRowsUpdated', 'numDeletedRows', 'numUpdatedRows'] -%}
+            {%- set ns.rows = ns.rows + (gdpr_lakehouse._history_metric(metrics, name) | int) -%}
+        {%- endfor -%}
     {%- endfor -%}
     {%- do outcome.update({'metric_rows': ns.rows}) -%}
     {%- set latest = history.rows[0]['version'] | int -%}

@@ -53,7 +53,7 @@ def test_both_builds_pass_every_node(built: dict) -> None:
         assert len(statuses) > 60, "dbt build selected too little"
         bad = {uid: s for uid, s in statuses.items() if s not in {"success", "pass", "warn"}}
         assert not bad
-    assert len(built["relations"]) == 23
+    assert len(built["relations"]) == 26
 
 
 def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) -> None:
@@ -289,7 +289,7 @@ def test_tombstoned_subject_is_never_reingested(
     spark.sql(
         "insert into privacy.erasure_tombstones "
         f"select sha2(concat(data_key, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
-        "current_timestamp() from privacy.subject_keys where subject_id = '__tombstone__'"
+        "current_timestamp(), 'patient', null from privacy.subject_keys where subject_id = '__tombstone__'"
     )
     spark.sql(f"delete from privacy.subject_keys where subject_id = '{subject}'")
     spark.sql(f"delete from bronze.patients where patient_id = '{subject}'")

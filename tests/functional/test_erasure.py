@@ -1,0 +1,367 @@
+"""The right to be forgotten, end to end, on real dbt + Spark + Delta.
+
+One patient and one web-shop user are erased through the commands a user runs
+(`request_erasure`, `gdpr_erase`), after a dry run and a rejected injection attempt;
+then the module checks every declared relation and snapshot, the vault, the
+ciphertext, other subjects' checksums, evidence and commit tags; re-ingestion,
+a crash-resume, a legal hold and the physical purge follow.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import generate, purge
+from python_jobs.relations import DeltaRelation, delta_relations
+from tests.dbt_harness import DbtProject
+
+pytestmark = pytest.mark.functional
+
+PATIENTS = 120
+
+
+def _plan(relations: list[DeltaRelation]) -> list[DeltaRelation]:
+    return [
+        r
+        for r in relations
+        if r.privacy.get("subject_key") and r.privacy.get("on_erasure") in ("delete", "anonymize")
+    ]
+
+
+def _key_value(relation: DeltaRelation, subject: dict) -> str | None:
+    if relation.privacy.get("subject_type") not in (None, subject["type"]):
+        return None
+    if relation.privacy.get("subject_key_kind") == "pseudonym":
+        return subject["pseudonym"]
+    return subject["id"]
+
+
+def _count(spark: SparkSession, relation: DeltaRelation, value: str) -> int:
+    key = relation.privacy["subject_key"]
+    return spark.sql(f"select count(*) from {relation.qualified_name} where `{key}` = '{value}'").first()[0]
+
+
+def _versions(spark: SparkSession, relations: list[DeltaRelation]) -> dict[str, int]:
+    return {
+        r.name: spark.sql(f"describe history {r.qualified_name} limit 1").first()["version"] for r in relations
+    }
+
+
+def _checksums(spark: SparkSession, relations: list[DeltaRelation], excluded: list[str]) -> dict[str, tuple]:
+    """Row count and an order-free hash of every row whose subject is not excluded."""
+    sums = {}
+    quoted = ", ".join(f"'{value}'" for value in excluded)
+    for r in relations:
+        key = r.privacy["subject_key"]
+        columns = [
+            # maps cannot be hashed; their JSON can
+            f"to_json(`{f.name}`)" if f.dataType.typeName() == "map" else f"`{f.name}`"
+            for f in spark.table(r.qualified_name).schema
+            # what anonymization or a rebuild legitimately changes
+            if f.name not in ("ingested_at", "dbt_updated_at", "dbt_valid_from", "dbt_scd_id", "created_at")
+        ]
+        row = spark.sql(
+            f"select count(*), sum(hash({', '.join(columns)})) "
+            f"from {r.qualified_name} where `{key}` is not null and `{key}` not in ({quoted})"
+        ).first()
+        sums[r.name] = (row[0], row[1])
+    return sums
+
+
+def _operation(dbt: DbtProject, macro: str, args: dict | None = None, expect_success: bool = True) -> tuple[bool, str]:
+    success, errors = dbt.run_operation(macro, json.dumps(args) if args is not None else None)
+    if expect_success and not success:
+        raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
+    return success, errors
+
+
+def _subject(spark: SparkSession, subject_id: str) -> dict:
+    row = spark.sql(
+        f"select subject_type, subject_pseudonym, data_key from privacy.subject_keys where subject_id = '{subject_id}'"
+    ).first()
+    return {"id": subject_id, "type": row[0], "pseudonym": row[1], "key": bytes(row[2])}
+
+
+@pytest.fixture(scope="module")
+def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
+    if not spark.catalog.tableExists("bronze.patients") or not spark.catalog.tableExists(
+        "privacy.erasure_requests"
+    ):
+        generate.main(["--patients", str(PATIENTS), "--batch", "1"])
+        dbt.invoke("build")
+    else:
+        dbt.invoke("parse")
+    relations = delta_relations(dbt.manifest())
+    return {"relations": relations, "plan": _plan(relations)}
+
+
+@pytest.fixture(scope="module")
+def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
+    plan = lakehouse["plan"]
+    # a patient with encounters who made it to silver (so to the snapshot and gold too)
+    patient_id = spark.sql(
+        "select e.patient_id from bronze.encounters e "
+        "join privacy.subject_keys k on k.subject_id = e.patient_id "
+        "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
+        "group by e.patient_id order by count(*) desc, e.patient_id limit 1"
+    ).first()[0]
+    user_id = spark.sql(
+        "select o.user_id from bronze.orders o join bronze.clicks c using (user_id) "
+        "join bronze.users u using (user_id) group by o.user_id order by count(*) desc, o.user_id limit 1"
+    ).first()[0]
+    subjects = [_subject(spark, patient_id), _subject(spark, user_id)]
+    keys = [s["id"] for s in subjects] + [s["pseudonym"] for s in subjects]
+    before = {
+        "counts": {
+            (r.name, s["id"]): _count(spark, r, _key_value(r, s))
+            for r in plan
+            for s in subjects
+            if _key_value(r, s)
+        },
+        "checksums": _checksums(spark, plan, keys),
+        "bronze_version": spark.sql("describe history bronze.patients limit 1").first()["version"],
+    }
+    watched = lakehouse["relations"]
+    versions = _versions(spark, watched)
+    dry = _operation(dbt, "gdpr_erase", {"dry_run": True, "subject_ids": [patient_id, user_id]})
+    after_dry = _versions(spark, watched)
+    injection = _operation(dbt, "gdpr_erase", {"subject_ids": ["P1' OR '1'='1"]}, expect_success=False)
+    after_injection = _versions(spark, watched)
+    _operation(
+        dbt,
+        "request_erasure",
+        {"subject_ids": [patient_id, user_id], "reason": "Art. 17 request by letter", "requested_by": "dpo@example.org"},
+    )
+    _operation(dbt, "gdpr_erase")
+    return {
+        "subjects": subjects,
+        "before": before,
+        "versions": (versions, after_dry, after_injection),
+        "dry": dry,
+        "injection": injection,
+    }
+
+
+def test_dry_run_and_injection_change_nothing(erased: dict) -> None:
+    versions, after_dry, after_injection = erased["versions"]
+    assert erased["dry"][0]
+    assert after_dry == versions
+    success, errors = erased["injection"]
+    assert not success
+    assert "is not a subject id" in errors
+    assert after_injection == versions
+
+
+def test_erased_subjects_have_no_rows_anywhere(erased: dict, lakehouse: dict, spark: SparkSession) -> None:
+    for subject in erased["subjects"]:
+        for relation in lakehouse["plan"]:
+            value = _key_value(relation, subject)
+            if value:
+                assert _count(spark, relation, value) == 0, (relation.name, subject["id"])
+    # and they were there before: the test erased something real
+    assert erased["before"]["counts"][("bronze_encounters", erased["subjects"][0]["id"])] > 0
+    assert erased["before"]["counts"][("snapshots_patients", erased["subjects"][0]["id"])] > 0
+    assert erased["before"]["counts"][("bronze_clicks", erased["subjects"][1]["id"])] > 0
+
+
+def test_orders_are_kept_anonymized(erased: dict, spark: SparkSession) -> None:
+    user = erased["subjects"][1]
+    kept = spark.sql("select count(*) from bronze.orders where user_id is null").first()[0]
+    assert kept == erased["before"]["counts"][("bronze_orders", user["id"])] > 0
+
+
+def test_key_is_shredded_and_ciphertext_unreadable(
+    erased: dict, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    patient = erased["subjects"][0]
+    assert spark.sql(f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'").first()[0] == 0
+    version = erased["before"]["bronze_version"]
+    old = spark.sql(
+        f"select full_name_enc from bronze.patients version as of {version} where patient_id = '{patient['id']}'"
+    ).first()
+    assert old is not None and old[0] is not None  # history still holds the ciphertext ...
+    readable = spark.sql(
+        f"select count(*) from bronze.patients version as of {version} as p "
+        "join privacy.subject_keys as k on k.subject_id = p.patient_id "
+        f"where p.patient_id = '{patient['id']}' and try_aes_decrypt(p.full_name_enc, k.data_key, 'GCM') is not null"
+    ).first()[0]
+    assert readable == 0  # ... but no key opens it
+    vault_dir = lakehouse_dir / "warehouse" / "privacy.db" / "subject_keys"
+    for file in vault_dir.rglob("*.parquet"):
+        keys = pq.read_table(file, columns=["data_key"]).column("data_key").to_pylist()
+        assert patient["key"] not in keys, f"the shredded key is still in {file.name}"
+
+
+def test_other_subjects_are_untouched(erased: dict, lakehouse: dict, spark: SparkSession) -> None:
+    keys = [s["id"] for s in erased["subjects"]] + [s["pseudonym"] for s in erased["subjects"]]
+    assert _checksums(spark, lakehouse["plan"], keys) == erased["before"]["checksums"]
+
+
+def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession) -> None:
+    requests = {
+        row["subject_id"]: row
+        for row in spark.sql("select * from privacy.erasure_requests where status = 'erased'").collect()
+    }
+    for subject in erased["subjects"]:
+        request = requests[subject["id"]]
+        assert request["shredded_at"] is not None and request["erased_at"] is not None
+        assert request["subject_pseudonym"] is None
+        assert request["subject_type"] == subject["type"]
+        assert (request["deadline"] - request["received_at"]).days == 30
+        assert request["requested_by"] == "dpo@example.org"
+        evidence = {
+            row["relation"]: row
+            for row in spark.sql(
+                f"select * from privacy.erasure_evidence where request_id = '{request['request_id']}'"
+            ).collect()
+        }
+        for relation in lakehouse["plan"]:
+            name = relation.qualified_name.replace("`", "")
+            if not _key_value(relation, subject) and relation.privacy.get("role") != "vault":
+                continue
+            row = evidence[name]
+            assert row["status"] == "erased", name
+            expected = 1 if relation.privacy.get("role") == "vault" else erased["before"]["counts"][(relation.name, subject["id"])]
+            assert row["rows_affected"] == expected, name
+            if expected and relation.privacy.get("role") != "vault":
+                assert row["version_after"] > row["version_before"], name
+        assert evidence["privacy.subject_keys"]["purged_at"] is not None
+
+
+def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) -> None:
+    request_ids = {
+        row[0] for row in spark.sql("select request_id from privacy.erasure_requests where status = 'erased'").collect()
+    }
+    tags = [
+        json.loads(row["userMetadata"])
+        for row in spark.sql("describe history bronze.encounters limit 20").collect()
+        if row["operation"] == "MERGE" and row["userMetadata"] and '"erase"' in row["userMetadata"]
+    ]
+    assert tags, "no erasure commit on bronze.encounters"
+    assert tags[0]["purpose"] == "erase" and tags[0]["actor"] == "pytest"
+    assert set(tags[0]["request_ids"]) <= request_ids
+
+
+def test_no_resurrection_after_reingest_full_refresh_and_snapshot(
+    erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    patient = erased["subjects"][0]
+    # the landing zone still holds the patient's events; a new batch adds more of them
+    generate.main(["--patients", str(PATIENTS), "--batch", "3"])
+    dbt.invoke("build")
+    dbt.invoke("run", "--full-refresh", "--select", "bronze_patients", "bronze_encounters", "silver_patients")
+    dbt.invoke("snapshot")
+    assert spark.sql(f"select count(*) from landing.patients where patient_id = '{patient['id']}'").first()[0] > 0
+    for relation in lakehouse["plan"]:
+        value = _key_value(relation, patient)
+        if value:
+            assert _count(spark, relation, value) == 0, relation.name
+    assert spark.sql(f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'").first()[0] == 0
+
+
+def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
+    erased: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """State of a run killed after its first relation: the rerun finishes it."""
+    subject_id = spark.sql(
+        "select patient_id from bronze.encounters group by patient_id order by count(*) desc, patient_id limit 1"
+    ).first()[0]
+    rows = spark.sql(f"select count(*) from bronze.encounters where patient_id = '{subject_id}'").first()[0]
+    _operation(dbt, "request_erasure", {"subject_ids": [subject_id]})
+    spark.sql(
+        "merge into privacy.erasure_requests r using privacy.subject_keys k on r.subject_id = k.subject_id "
+        f"and r.subject_id = '{subject_id}' and r.status = 'pending' when matched then update set "
+        "status = 'erasing', batch_id = 'crashed-batch', subject_type = k.subject_type, "
+        "subject_pseudonym = k.subject_pseudonym"
+    )
+    spark.conf.set(
+        "spark.databricks.delta.commitInfo.userMetadata",
+        json.dumps({"purpose": "erase", "batch_id": "crashed-batch", "actor": "pytest"}),
+    )
+    spark.sql(f"delete from bronze.encounters where patient_id = '{subject_id}'")
+    spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+
+    _operation(dbt, "gdpr_erase")
+    request = spark.sql(f"select * from privacy.erasure_requests where subject_id = '{subject_id}'").first()
+    assert request["status"] == "erased" and request["batch_id"] == "crashed-batch"
+    evidence = spark.sql(
+        f"select rows_affected, status from privacy.erasure_evidence where request_id = '{request['request_id']}' "
+        "and relation = 'bronze.encounters'"
+    ).first()
+    assert evidence["status"] == "erased" and evidence["rows_affected"] == rows
+
+    # nothing pending: a second run changes nothing and recounts nothing
+    before = spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0]
+    _operation(dbt, "gdpr_erase")
+    assert spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0] == before
+
+
+def test_legal_hold_keeps_the_subject_until_released(erased: dict, dbt: DbtProject, spark: SparkSession) -> None:
+    subject_id = spark.sql(
+        "select patient_id from bronze.patients order by patient_id desc limit 1"
+    ).first()[0]
+    _operation(dbt, "legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"})
+    _operation(dbt, "gdpr_erase", {"subject_ids": [subject_id]})
+    request = spark.sql(f"select * from privacy.erasure_requests where subject_id = '{subject_id}'").first()
+    assert request["status"] == "held" and "malpractice case 2026-17" in request["status_reason"]
+    assert spark.sql(f"select count(*) from bronze.patients where patient_id = '{subject_id}'").first()[0] == 1
+
+    _operation(dbt, "legal_hold", {"subject_ids": [subject_id], "release": True})
+    _operation(dbt, "gdpr_erase")
+    assert spark.sql(f"select status from privacy.erasure_requests where subject_id = '{subject_id}'").first()[0] == "erased"
+    assert spark.sql(f"select count(*) from bronze.patients where patient_id = '{subject_id}'").first()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "macro,args,message",
+    [
+        ("gdpr_erase", {"subject_ids": "P0000001"}, "must be a list"),
+        ("gdpr_erase", {"subject_ids": []}, "is empty"),
+        ("gdpr_erase", {"subject_ids": [1234]}, "not a string"),
+        ("gdpr_erase", {"subject_ids": ["P1; drop table bronze.patients"]}, "is not a subject id"),
+        ("gdpr_erase", {"subject_ids": ["x" * 65]}, "is not a subject id"),
+        ("gdpr_erase", {"subject_ids": ["Pé0001"]}, "is not a subject id"),
+        ("gdpr_erase", {"dry_run": "yes"}, "must be true or false"),
+        ("gdpr_erase", {"subject": ["P0000001"]}, "unknown argument"),
+        ("gdpr_erase", {"reason": "no ids"}, "give them with subject_ids"),
+        ("request_erasure", {"subject_ids": ["P0000001"], "reason": "it's"}, "reason"),
+        ("request_erasure", {"subject_ids": ["P0000001"] * 2 + ["__tombstone__"]}, "is not a subject id"),
+        ("request_erasure", {}, "must be a list"),
+        ("legal_hold", {"subject_ids": ["P0000001"]}, "give the reason"),
+        ("legal_hold", {"subject_ids": ["P0000001"], "release": "no"}, "must be true or false"),
+    ],
+)
+def test_bad_arguments_fail_clearly_and_change_nothing(
+    erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession, macro: str, args: dict, message: str
+) -> None:
+    control = [r for r in lakehouse["relations"] if r.schema == "privacy" or r.name == "bronze_patients"]
+    before = _versions(spark, control)
+    success, errors = _operation(dbt, macro, args, expect_success=False)
+    assert not success
+    assert message in errors, errors
+    assert _versions(spark, control) == before
+
+
+def test_purge_removes_every_file_holding_the_subject(
+    erased: dict, lakehouse: dict, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    patient = erased["subjects"][0]
+    code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=spark)
+    assert code == 0
+    statuses = {
+        row[0]: row[1]
+        for row in spark.sql("select subject_id, status from privacy.erasure_requests").collect()
+    }
+    assert statuses[patient["id"]] == "purged"
+    # no Parquet file left under bronze.patients (data, _change_data) holds the patient
+    table_dir = lakehouse_dir / "warehouse" / "bronze.db" / "patients"
+    files = [f for f in table_dir.rglob("*.parquet") if "_delta_log" not in f.parts]
+    assert files
+    for file in files:
+        ids = pq.read_table(file, columns=["patient_id"]).column("patient_id").to_pylist()
+        assert patient["id"] not in ids, f"{file.relative_to(table_dir)} still holds the erased patient"
