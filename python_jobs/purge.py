@@ -30,7 +30,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 
@@ -39,7 +39,9 @@ from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 
 SAFETY_HOURS = 168
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
-_INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE)
+_INTERVAL = re.compile(
+    r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE
+)
 _UNIT_HOURS = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
 
 
@@ -57,7 +59,8 @@ def pii_relations(relations: list[DeltaRelation]) -> list[DeltaRelation]:
     return [
         relation
         for relation in relations
-        if relation.privacy.get("subject_key") and relation.privacy.get("on_erasure") in ("delete", "anonymize")
+        if relation.privacy.get("subject_key")
+        and relation.privacy.get("on_erasure") in ("delete", "anonymize")
     ]
 
 
@@ -92,7 +95,9 @@ def _metric(spark: SparkSession, ref: str, operation: str, name: str) -> int:
     return 0
 
 
-def purge_relation(spark: SparkSession, relation: DeltaRelation, retain_hours: float | None) -> PurgeResult:
+def purge_relation(
+    spark: SparkSession, relation: DeltaRelation, retain_hours: float | None
+) -> PurgeResult:
     """REORG PURGE then VACUUM one relation; the caller has validated retain_hours."""
     ref = table_ref(spark, relation)
     started = time.perf_counter()
@@ -109,7 +114,9 @@ def purge_relation(spark: SparkSession, relation: DeltaRelation, retain_hours: f
         if short:
             spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "true")
     vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles")
-    return PurgeResult(relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started)
+    return PurgeResult(
+        relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started
+    )
 
 
 def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
@@ -119,7 +126,12 @@ def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
     raise ProjectError(f"the manifest has no {name}; run `dbt build` first")
 
 
-def record(spark: SparkSession, relations: list[DeltaRelation], results: list[PurgeResult], ran_at: datetime) -> int:
+def record(
+    spark: SparkSession,
+    relations: list[DeltaRelation],
+    results: list[PurgeResult],
+    ran_at: datetime,
+) -> int:
     """Settle evidence and requests; returns how many requests became purged."""
     evidence = table_ref(spark, _control(relations, "privacy_erasure_evidence"))
     requests = table_ref(spark, _control(relations, "privacy_erasure_requests"))
@@ -127,7 +139,8 @@ def record(spark: SparkSession, relations: list[DeltaRelation], results: list[Pu
         return 0
     at = ran_at.strftime("%Y-%m-%d %H:%M:%S.%f")
     rows = ", ".join(
-        f"('{result.relation.replace('`', '')}', {result.retain_hours * 3600:.0f})" for result in results
+        f"('{result.relation.replace('`', '')}', {result.retain_hours * 3600:.0f})"
+        for result in results
     )
     spark.sql(
         f"""
@@ -162,7 +175,9 @@ def record(spark: SparkSession, relations: list[DeltaRelation], results: list[Pu
     return spark.sql(f"select count(*) from {requests} where status = 'purged'").first()[0] - before
 
 
-def relations_of_request(spark: SparkSession, relations: list[DeltaRelation], request_id: str) -> list[DeltaRelation]:
+def relations_of_request(
+    spark: SparkSession, relations: list[DeltaRelation], request_id: str
+) -> list[DeltaRelation]:
     evidence = table_ref(spark, _control(relations, "privacy_erasure_evidence"))
     touched = {
         row[0]
@@ -171,14 +186,24 @@ def relations_of_request(spark: SparkSession, relations: list[DeltaRelation], re
         ).collect()
     }
     if not touched:
-        raise ProjectError(f"request {request_id} has no erasure evidence: is it erased yet (dbt run-operation gdpr_erase)?")
-    return [relation for relation in relations if relation.qualified_name.replace("`", "") in touched]
+        raise ProjectError(
+            f"request {request_id} has no erasure evidence: is it erased yet (dbt run-operation gdpr_erase)?"
+        )
+    return [
+        relation for relation in relations if relation.qualified_name.replace("`", "") in touched
+    ]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m python_jobs.purge", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--request-id", help="purge only the relations this erasure request touched")
-    parser.add_argument("--dry-run", action="store_true", help="print what would run and change nothing")
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.purge", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--request-id", help="purge only the relations this erasure request touched"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would run and change nothing"
+    )
     parser.add_argument(
         "--retain-hours",
         type=float,
@@ -191,7 +216,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     if args.request_id is not None and not REQUEST_ID.match(args.request_id):
-        parser.error(f"--request-id {args.request_id[:60]!r} is not a request id (req-<UTC time>-<10 hex>)")
+        parser.error(
+            f"--request-id {args.request_id[:60]!r} is not a request id (req-<UTC time>-<10 hex>)"
+        )
     if args.retain_hours is not None:
         if not 0 <= args.retain_hours <= 87600:
             parser.error("--retain-hours must be from 0 to 87600")
@@ -216,10 +243,14 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         print(f"Dry run: would REORG ... APPLY (PURGE) then VACUUM {len(targets)} relation(s):")
         for relation in targets:
             ref = table_ref(spark, relation)
-            hours = args.retain_hours if args.retain_hours is not None else table_retention_hours(spark, ref)
+            hours = (
+                args.retain_hours
+                if args.retain_hours is not None
+                else table_retention_hours(spark, ref)
+            )
             print(f"  {relation.qualified_name.replace('`', ''):32} retain {hours:g} h")
         return 0
-    ran_at = datetime.now(timezone.utc).replace(tzinfo=None)
+    ran_at = datetime.now(UTC).replace(tzinfo=None)
     spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", _commit_tag(args.request_id))
     results = []
     try:

@@ -47,19 +47,26 @@ class DbtProject:
             )
         return result
 
-    def run_operation(self, macro: str, args: str | None = None) -> tuple[bool, str]:
-        """Run an operation; (success, the error messages dbt logged)."""
+    def invoke_errors(self, *args: str) -> tuple[bool, str]:
+        """Run a dbt command; (success, every error message dbt logged or raised)."""
         errors: list[str] = []
 
         def collect(event: Any) -> None:
             if event.info.level == "error":
                 errors.append(event.info.msg)
 
-        command = ["run-operation", macro, *(["--args", args] if args is not None else [])]
-        command += ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT)]
+        command = [*args, "--project-dir", str(ROOT), "--profiles-dir", str(ROOT)]
         command += ["--target-path", str(self.target_path), "--log-path", str(self.log_path)]
         result = dbtRunner(callbacks=[collect]).invoke(command)
+        if result.exception is not None:
+            errors.append(str(result.exception))
         return result.success, "\n".join(errors)
+
+    def run_operation(self, macro: str, args: str | None = None) -> tuple[bool, str]:
+        """Run an operation; (success, the error messages dbt logged)."""
+        return self.invoke_errors(
+            "run-operation", macro, *(["--args", args] if args is not None else [])
+        )
 
     def compile_inline(self, sql: str) -> str:
         """Render Jinja (a macro call) through dbt itself; no warehouse connection."""

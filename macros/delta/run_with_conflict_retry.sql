@@ -17,11 +17,18 @@
     {%- if limit is not number or limit is sameas true or limit is sameas false or limit < 1 or limit > 50 -%}
         {%- do exceptions.raise_compiler_error("var erasure_max_attempts is " ~ (limit | string)[:40] ~ "; it must be a whole number from 1 to 50") -%}
     {%- endif -%}
-    {%- set script -%}
+    {%- set script = gdpr_lakehouse._conflict_retry_script(write_sql, limit | int) -%}
+    {%- if not execute -%}{{ return({'attempts': 0, 'done': false, 'sql': script}) }}{%- endif -%}
+    {%- set result = run_query(script) -%}
+    {{ return({'attempts': result.rows[0][0] | int, 'done': result.rows[0][1], 'sql': script}) }}
+{%- endmacro %}
+
+{#- The retry loop as one Spark SQL script. -#}
+{% macro _conflict_retry_script(write_sql, limit) -%}
 begin
     declare attempt int default 0;
     declare done boolean default false;
-    while not done and attempt < {{ limit | int }} do
+    while not done and attempt < {{ limit }} do
         set attempt = attempt + 1;
         if attempt > 1 then
             select java_method('java.lang.Thread', 'sleep', cast(250 * (attempt - 1) as bigint));
@@ -34,8 +41,4 @@ begin
     end while;
     select attempt as attempts, done;
 end
-    {%- endset -%}
-    {%- if not execute -%}{{ return({'attempts': 0, 'done': false, 'sql': script}) }}{%- endif -%}
-    {%- set result = run_query(script) -%}
-    {{ return({'attempts': result.rows[0][0] | int, 'done': result.rows[0][1], 'sql': script}) }}
 {%- endmacro %}

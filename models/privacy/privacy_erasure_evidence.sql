@@ -8,7 +8,7 @@ with empty as (
         cast(null as string) as request_id,
         cast(null as string) as relation,
         cast(null as string) as node,
-        cast(null as string) as action,
+        cast(null as string) as action,  -- noqa: RF04
         cast(null as bigint) as version_before,
         cast(null as bigint) as version_after,
         cast(null as bigint) as rows_expected,
@@ -19,7 +19,7 @@ with empty as (
         cast(null as timestamp) as erased_at,
         cast(null as timestamp) as reorg_at,
         cast(null as timestamp) as purged_at,
-        cast(null as string) as detail
+        cast(null as string) as detail  -- noqa: RF04
 )
 
 select * from empty

@@ -43,16 +43,21 @@ def _key_value(relation: DeltaRelation, subject: dict) -> str | None:
 
 def _count(spark: SparkSession, relation: DeltaRelation, value: str) -> int:
     key = relation.privacy["subject_key"]
-    return spark.sql(f"select count(*) from {relation.qualified_name} where `{key}` = '{value}'").first()[0]
+    return spark.sql(
+        f"select count(*) from {relation.qualified_name} where `{key}` = '{value}'"
+    ).first()[0]
 
 
 def _versions(spark: SparkSession, relations: list[DeltaRelation]) -> dict[str, int]:
     return {
-        r.name: spark.sql(f"describe history {r.qualified_name} limit 1").first()["version"] for r in relations
+        r.name: spark.sql(f"describe history {r.qualified_name} limit 1").first()["version"]
+        for r in relations
     }
 
 
-def _checksums(spark: SparkSession, relations: list[DeltaRelation], excluded: list[str]) -> dict[str, tuple]:
+def _checksums(
+    spark: SparkSession, relations: list[DeltaRelation], excluded: list[str]
+) -> dict[str, tuple]:
     """Row count and an order-free hash of every row whose subject is not excluded."""
     sums = {}
     quoted = ", ".join(f"'{value}'" for value in excluded)
@@ -63,7 +68,8 @@ def _checksums(spark: SparkSession, relations: list[DeltaRelation], excluded: li
             f"to_json(`{f.name}`)" if f.dataType.typeName() == "map" else f"`{f.name}`"
             for f in spark.table(r.qualified_name).schema
             # what anonymization or a rebuild legitimately changes
-            if f.name not in ("ingested_at", "dbt_updated_at", "dbt_valid_from", "dbt_scd_id", "created_at")
+            if f.name
+            not in ("ingested_at", "dbt_updated_at", "dbt_valid_from", "dbt_scd_id", "created_at")
         ]
         row = spark.sql(
             f"select count(*), sum(hash({', '.join(columns)})) "
@@ -73,7 +79,9 @@ def _checksums(spark: SparkSession, relations: list[DeltaRelation], excluded: li
     return sums
 
 
-def _operation(dbt: DbtProject, macro: str, args: dict | None = None, expect_success: bool = True) -> tuple[bool, str]:
+def _operation(
+    dbt: DbtProject, macro: str, args: dict | None = None, expect_success: bool = True
+) -> tuple[bool, str]:
     success, errors = dbt.run_operation(macro, json.dumps(args) if args is not None else None)
     if expect_success and not success:
         raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
@@ -130,12 +138,18 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
     versions = _versions(spark, watched)
     dry = _operation(dbt, "gdpr_erase", {"dry_run": True, "subject_ids": [patient_id, user_id]})
     after_dry = _versions(spark, watched)
-    injection = _operation(dbt, "gdpr_erase", {"subject_ids": ["P1' OR '1'='1"]}, expect_success=False)
+    injection = _operation(
+        dbt, "gdpr_erase", {"subject_ids": ["P1' OR '1'='1"]}, expect_success=False
+    )
     after_injection = _versions(spark, watched)
     _operation(
         dbt,
         "request_erasure",
-        {"subject_ids": [patient_id, user_id], "reason": "Art. 17 request by letter", "requested_by": "dpo@example.org"},
+        {
+            "subject_ids": [patient_id, user_id],
+            "reason": "Art. 17 request by letter",
+            "requested_by": "dpo@example.org",
+        },
     )
     _operation(dbt, "gdpr_erase")
     return {
@@ -157,7 +171,9 @@ def test_dry_run_and_injection_change_nothing(erased: dict) -> None:
     assert after_injection == versions
 
 
-def test_erased_subjects_have_no_rows_anywhere(erased: dict, lakehouse: dict, spark: SparkSession) -> None:
+def test_erased_subjects_have_no_rows_anywhere(
+    erased: dict, lakehouse: dict, spark: SparkSession
+) -> None:
     for subject in erased["subjects"]:
         for relation in lakehouse["plan"]:
             value = _key_value(relation, subject)
@@ -179,7 +195,12 @@ def test_key_is_shredded_and_ciphertext_unreadable(
     erased: dict, spark: SparkSession, lakehouse_dir: Path
 ) -> None:
     patient = erased["subjects"][0]
-    assert spark.sql(f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'").first()[0] == 0
+    assert (
+        spark.sql(
+            f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'"
+        ).first()[0]
+        == 0
+    )
     version = erased["before"]["bronze_version"]
     old = spark.sql(
         f"select full_name_enc from bronze.patients version as of {version} where patient_id = '{patient['id']}'"
@@ -205,7 +226,9 @@ def test_other_subjects_are_untouched(erased: dict, lakehouse: dict, spark: Spar
 def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession) -> None:
     requests = {
         row["subject_id"]: row
-        for row in spark.sql("select * from privacy.erasure_requests where status = 'erased'").collect()
+        for row in spark.sql(
+            "select * from privacy.erasure_requests where status = 'erased'"
+        ).collect()
     }
     for subject in erased["subjects"]:
         request = requests[subject["id"]]
@@ -226,7 +249,11 @@ def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession
                 continue
             row = evidence[name]
             assert row["status"] == "erased", name
-            expected = 1 if relation.privacy.get("role") == "vault" else erased["before"]["counts"][(relation.name, subject["id"])]
+            expected = (
+                1
+                if relation.privacy.get("role") == "vault"
+                else erased["before"]["counts"][(relation.name, subject["id"])]
+            )
             assert row["rows_affected"] == expected, name
             if expected and relation.privacy.get("role") != "vault":
                 assert row["version_after"] > row["version_before"], name
@@ -235,7 +262,10 @@ def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession
 
 def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) -> None:
     request_ids = {
-        row[0] for row in spark.sql("select request_id from privacy.erasure_requests where status = 'erased'").collect()
+        row[0]
+        for row in spark.sql(
+            "select request_id from privacy.erasure_requests where status = 'erased'"
+        ).collect()
     }
     tags = [
         json.loads(row["userMetadata"])
@@ -254,14 +284,31 @@ def test_no_resurrection_after_reingest_full_refresh_and_snapshot(
     # the landing zone still holds the patient's events; a new batch adds more of them
     generate.main(["--patients", str(PATIENTS), "--batch", "3"])
     dbt.invoke("build")
-    dbt.invoke("run", "--full-refresh", "--select", "bronze_patients", "bronze_encounters", "silver_patients")
+    dbt.invoke(
+        "run",
+        "--full-refresh",
+        "--select",
+        "bronze_patients",
+        "bronze_encounters",
+        "silver_patients",
+    )
     dbt.invoke("snapshot")
-    assert spark.sql(f"select count(*) from landing.patients where patient_id = '{patient['id']}'").first()[0] > 0
+    assert (
+        spark.sql(
+            f"select count(*) from landing.patients where patient_id = '{patient['id']}'"
+        ).first()[0]
+        > 0
+    )
     for relation in lakehouse["plan"]:
         value = _key_value(relation, patient)
         if value:
             assert _count(spark, relation, value) == 0, relation.name
-    assert spark.sql(f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'").first()[0] == 0
+    assert (
+        spark.sql(
+            f"select count(*) from privacy.subject_keys where subject_id = '{patient['id']}'"
+        ).first()[0]
+        == 0
+    )
 
 
 def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
@@ -271,7 +318,9 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     subject_id = spark.sql(
         "select patient_id from bronze.encounters group by patient_id order by count(*) desc, patient_id limit 1"
     ).first()[0]
-    rows = spark.sql(f"select count(*) from bronze.encounters where patient_id = '{subject_id}'").first()[0]
+    rows = spark.sql(
+        f"select count(*) from bronze.encounters where patient_id = '{subject_id}'"
+    ).first()[0]
     _operation(dbt, "request_erasure", {"subject_ids": [subject_id]})
     spark.sql(
         "merge into privacy.erasure_requests r using privacy.subject_keys k on r.subject_id = k.subject_id "
@@ -287,7 +336,9 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
 
     _operation(dbt, "gdpr_erase")
-    request = spark.sql(f"select * from privacy.erasure_requests where subject_id = '{subject_id}'").first()
+    request = spark.sql(
+        f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
+    ).first()
     assert request["status"] == "erased" and request["batch_id"] == "crashed-batch"
     evidence = spark.sql(
         f"select rows_affected, status from privacy.erasure_evidence where request_id = '{request['request_id']}' "
@@ -301,20 +352,41 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     assert spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0] == before
 
 
-def test_legal_hold_keeps_the_subject_until_released(erased: dict, dbt: DbtProject, spark: SparkSession) -> None:
+def test_legal_hold_keeps_the_subject_until_released(
+    erased: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
     subject_id = spark.sql(
         "select patient_id from bronze.patients order by patient_id desc limit 1"
     ).first()[0]
-    _operation(dbt, "legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"})
+    _operation(
+        dbt, "legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"}
+    )
     _operation(dbt, "gdpr_erase", {"subject_ids": [subject_id]})
-    request = spark.sql(f"select * from privacy.erasure_requests where subject_id = '{subject_id}'").first()
+    request = spark.sql(
+        f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
+    ).first()
     assert request["status"] == "held" and "malpractice case 2026-17" in request["status_reason"]
-    assert spark.sql(f"select count(*) from bronze.patients where patient_id = '{subject_id}'").first()[0] == 1
+    assert (
+        spark.sql(
+            f"select count(*) from bronze.patients where patient_id = '{subject_id}'"
+        ).first()[0]
+        == 1
+    )
 
     _operation(dbt, "legal_hold", {"subject_ids": [subject_id], "release": True})
     _operation(dbt, "gdpr_erase")
-    assert spark.sql(f"select status from privacy.erasure_requests where subject_id = '{subject_id}'").first()[0] == "erased"
-    assert spark.sql(f"select count(*) from bronze.patients where patient_id = '{subject_id}'").first()[0] == 0
+    assert (
+        spark.sql(
+            f"select status from privacy.erasure_requests where subject_id = '{subject_id}'"
+        ).first()[0]
+        == "erased"
+    )
+    assert (
+        spark.sql(
+            f"select count(*) from bronze.patients where patient_id = '{subject_id}'"
+        ).first()[0]
+        == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -330,16 +402,28 @@ def test_legal_hold_keeps_the_subject_until_released(erased: dict, dbt: DbtProje
         ("gdpr_erase", {"subject": ["P0000001"]}, "unknown argument"),
         ("gdpr_erase", {"reason": "no ids"}, "give them with subject_ids"),
         ("request_erasure", {"subject_ids": ["P0000001"], "reason": "it's"}, "reason"),
-        ("request_erasure", {"subject_ids": ["P0000001"] * 2 + ["__tombstone__"]}, "is not a subject id"),
+        (
+            "request_erasure",
+            {"subject_ids": ["P0000001"] * 2 + ["__tombstone__"]},
+            "is not a subject id",
+        ),
         ("request_erasure", {}, "must be a list"),
         ("legal_hold", {"subject_ids": ["P0000001"]}, "give the reason"),
         ("legal_hold", {"subject_ids": ["P0000001"], "release": "no"}, "must be true or false"),
     ],
 )
 def test_bad_arguments_fail_clearly_and_change_nothing(
-    erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession, macro: str, args: dict, message: str
+    erased: dict,
+    lakehouse: dict,
+    dbt: DbtProject,
+    spark: SparkSession,
+    macro: str,
+    args: dict,
+    message: str,
 ) -> None:
-    control = [r for r in lakehouse["relations"] if r.schema == "privacy" or r.name == "bronze_patients"]
+    control = [
+        r for r in lakehouse["relations"] if r.schema == "privacy" or r.name == "bronze_patients"
+    ]
     before = _versions(spark, control)
     success, errors = _operation(dbt, macro, args, expect_success=False)
     assert not success
@@ -364,4 +448,6 @@ def test_purge_removes_every_file_holding_the_subject(
     assert files
     for file in files:
         ids = pq.read_table(file, columns=["patient_id"]).column("patient_id").to_pylist()
-        assert patient["id"] not in ids, f"{file.relative_to(table_dir)} still holds the erased patient"
+        assert patient["id"] not in ids, (
+            f"{file.relative_to(table_dir)} still holds the erased patient"
+        )

@@ -1,0 +1,112 @@
+"""Unit layer for erasure: the plan read from the graph, the batched SQL, argument checks.
+
+Rendered through dbt itself (`dbt compile --inline`), no warehouse connection, no JVM.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.dbt_harness import DbtProject
+
+PLAN = (
+    "{% set steps = [] %}{% for s in gdpr_lakehouse.erasure_plan() %}"
+    "{% do steps.append({'relation': s.relation_name, 'action': s.action, 'key': s.key, "
+    "'kind': s.key_kind, 'type': s.subject_type, 'depth': s.depth}) %}{% endfor %}"
+    "{{ tojson(steps) }}"
+)
+
+
+@pytest.fixture(scope="module")
+def plan(dbt: DbtProject) -> list[dict]:
+    return json.loads(dbt.compile_inline(PLAN))
+
+
+def test_plan_covers_every_subject_relation_in_dag_order(plan: list[dict]) -> None:
+    relations = [step["relation"] for step in plan]
+    assert relations[-1] == "privacy.subject_keys" and plan[-1]["action"] == "shred"
+    layers = [r.split(".")[0] for r in relations[:-1]]
+    assert set(layers) == {"bronze", "silver", "gold", "snapshots"}
+    assert max(i for i, layer in enumerate(layers) if layer == "bronze") < min(
+        i for i, layer in enumerate(layers) if layer != "bronze"
+    )
+    assert relations.index("silver.patients") < relations.index("snapshots.patients")
+    assert relations.index("silver.clicks") < relations.index("gold.clicks_by_user")
+    depths = [step["depth"] for step in plan[:-1]]
+    assert depths == sorted(depths)
+    # anonymous aggregates and control tables are left alone
+    for kept in (
+        "gold.encounters_monthly",
+        "gold.clicks_hourly",
+        "gold.patients_by_city",
+        "privacy.erasure_requests",
+    ):
+        assert kept not in relations
+    actions = {step["relation"]: step["action"] for step in plan}
+    assert actions["bronze.orders"] == "anonymize" and actions["bronze.patients"] == "delete"
+
+
+def test_batched_statements_are_one_merge_per_relation(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.orders', 'silver.patients') %}"
+        "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }};{% endfor %}"
+    )
+    orders, patients = (part.strip() for part in sql.split(";") if part.strip())
+    assert orders.startswith("merge into bronze.orders as target")
+    assert "when matched then update set" in orders and "target.`user_id` = null" in orders
+    assert "delete" not in orders
+    assert patients.startswith("merge into silver.patients as target")
+    assert "on target.`patient_pseudonym` = erase.erase_key" in patients
+    assert "subject_type = 'patient'" in patients
+    assert "when matched then delete" in patients
+
+
+def test_conflict_retry_catches_only_delta_conflicts(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{{ gdpr_lakehouse._conflict_retry_script('delete from t where id = 1', 3) }}"
+    )
+    assert "declare exit handler for sqlstate '2D521'" in sql
+    assert "while not done and attempt < 3 do" in sql
+    assert sql.count("delete from t where id = 1") == 1
+
+
+@pytest.mark.parametrize(
+    "ids,message",
+    [
+        ("'P0000001'", "must be a list"),
+        ("[]", "is empty"),
+        ("[\"P1' OR '1'='1\"]", "is not a subject id"),
+        ("['a' * 65]", "is not a subject id"),
+        ("[' P0000001']", "is not a subject id"),
+        ("[42]", "not a string"),
+    ],
+)
+def test_subject_ids_are_validated(dbt: DbtProject, ids: str, message: str) -> None:
+    success, errors = dbt.invoke_errors(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        f"{{{{ gdpr_lakehouse._validate_subject_ids({ids}) }}}}",
+    )
+    assert not success
+    assert message in errors
+
+
+def test_valid_ids_are_deduplicated(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{{ tojson(gdpr_lakehouse._validate_subject_ids(['P0000001', 'U-2', 'P0000001'])) }}"
+    )
+    assert json.loads(sql) == ["P0000001", "U-2"]
+
+
+def test_short_vacuum_retention_needs_the_opt_in(dbt: DbtProject) -> None:
+    success, errors = dbt.invoke_errors(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        "{{ gdpr_lakehouse.default__vacuum_relation('bronze.patients', 0) }}",
+    )
+    assert not success
+    assert "vacuum_allow_short_retention" in errors
