@@ -28,7 +28,7 @@
                 ~ ", not a string; quote ids in --args" ~ usage) -%}
         {%- endif -%}
         {%- if not modules.re.match(pattern, subject_id) or subject_id != subject_id | trim -%}
-            {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] " ~ (subject_id | tojson)[:80]
+            {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] \"" ~ (subject_id[:80] | replace('\n', '\\n') | replace('\r', '\\r')) ~ "\""
                 ~ " is not a subject id: allowed are letters, digits, _ and - (a letter or digit first, 64 characters at most; var subject_id_pattern)") -%}
         {%- endif -%}
         {%- if subject_id not in ids -%}{%- do ids.append(subject_id) -%}{%- endif -%}

@@ -10,6 +10,7 @@ a crash-resume, a legal hold and the physical purge follow.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -95,6 +96,28 @@ def _subject(spark: SparkSession, subject_id: str) -> dict:
     return {"id": subject_id, "type": row[0], "pseudonym": row[1], "key": bytes(row[2])}
 
 
+class _Stream:
+    """A Structured Streaming reader of bronze.patients, run to catch up (availableNow)."""
+
+    def __init__(self, spark: SparkSession, folder: Path) -> None:
+        self.spark, self.folder, self.rows = spark, folder, 0
+
+    def catch_up(self) -> int:
+        query = (
+            self.spark.readStream.option("skipChangeCommits", "true")
+            .table("bronze.patients")
+            .writeStream.format("parquet")
+            .option("checkpointLocation", str(self.folder / "checkpoint"))
+            .option("path", str(self.folder / "out"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        if query.exception() is not None:
+            raise AssertionError(f"the stream failed: {query.exception()}")
+        return self.spark.read.parquet(str(self.folder / "out")).count()
+
+
 @pytest.fixture(scope="module")
 def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
     if not spark.catalog.tableExists("bronze.patients") or not spark.catalog.tableExists(
@@ -134,6 +157,8 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         "checksums": _checksums(spark, plan, keys),
         "bronze_version": spark.sql("describe history bronze.patients limit 1").first()["version"],
     }
+    stream = _Stream(spark, Path(tempfile.mkdtemp(prefix="erasure_stream_")))
+    stream.catch_up()  # a stream reading bronze.patients, checkpointed before erasure
     watched = lakehouse["relations"]
     versions = _versions(spark, watched)
     dry = _operation(dbt, "gdpr_erase", {"dry_run": True, "subject_ids": [patient_id, user_id]})
@@ -152,7 +177,9 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         },
     )
     _operation(dbt, "gdpr_erase")
+    stream_rows_after = stream.catch_up()
     return {
+        "stream_rows_after": stream_rows_after,
         "subjects": subjects,
         "before": before,
         "versions": (versions, after_dry, after_injection),
@@ -169,6 +196,11 @@ def test_dry_run_and_injection_change_nothing(erased: dict) -> None:
     assert not success
     assert "is not a subject id" in errors
     assert after_injection == versions
+
+
+def test_a_streaming_reader_keeps_working_through_erasure(erased: dict) -> None:
+    # skipChangeCommits: the erasure commits (deletes) are skipped, not an error
+    assert erased["stream_rows_after"] > 0
 
 
 def test_erased_subjects_have_no_rows_anywhere(
