@@ -97,8 +97,17 @@ def _read_manifest(path: Path, mtime_ns: int) -> dict[str, Any]:
 
 
 def manifest(target_path: Path | None = None) -> dict[str, Any]:
-    """dbt's target/manifest.json: the graph, including each node's privacy meta."""
-    path = (target_path or project_root() / "target") / "manifest.json"
+    """dbt's target/manifest.json: the graph, including each node's privacy meta.
+
+    The target folder is dbt's: --target-path here, else DBT_TARGET_PATH (the
+    environment variable dbt itself reads), else <project>/target.
+    """
+    if target_path is None:
+        configured = os.environ.get("DBT_TARGET_PATH")
+        target_path = Path(configured) if configured else project_root() / "target"
+        if not target_path.is_absolute():
+            target_path = project_root() / target_path
+    path = target_path / "manifest.json"
     if not path.is_file():
         raise ProjectError(f"{path} is missing: run `dbt parse` (or `make run`) first")
     return _read_manifest(path, path.stat().st_mtime_ns)
