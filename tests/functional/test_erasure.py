@@ -103,9 +103,13 @@ class _Stream:
         self.spark, self.folder, self.rows = spark, folder, 0
 
     def catch_up(self) -> int:
+        # by path: readStream.table() on a metastore Delta table that dbt created fails
+        # with DELTA_UNSUPPORTED_SCHEMA_DURING_READ (the catalog passes its schema)
+        location = self.spark.sql("describe detail bronze.patients").first()["location"]
         query = (
-            self.spark.readStream.option("skipChangeCommits", "true")
-            .table("bronze.patients")
+            self.spark.readStream.format("delta")
+            .option("skipChangeCommits", "true")
+            .load(location)
             .writeStream.format("parquet")
             .option("checkpointLocation", str(self.folder / "checkpoint"))
             .option("path", str(self.folder / "out"))
