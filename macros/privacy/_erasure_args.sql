@@ -36,15 +36,16 @@
     {{ return(ids) }}
 {%- endmacro %}
 
-{#- Free text (reason, requested_by): printable, no quotes, backslashes or control
-    characters, 1..max_length characters; unicode letters are fine. -#}
+{#- Free text (reason, requested_by): 1..max_length printable characters, unicode and
+    quotes welcome ("patient's letter"); no control characters or backslashes. It
+    reaches SQL only through _sql_string, which escapes quotes. -#}
 {% macro _validate_text(value, argument, default=none, max_length=300) -%}
     {%- if value is none -%}{{ return(default) }}{%- endif -%}
     {%- if value is not string
-          or not modules.re.match('^[^\\x00-\\x1f\\x7f\'"`\\\\;]{1,' ~ max_length ~ '}$', value)
+          or not modules.re.match('^[^\\x00-\\x1f\\x7f\\\\]{1,' ~ max_length ~ '}$', value)
           or value | trim == '' -%}
         {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | tojson)[:80] ~ " is not allowed: give text of 1 to "
-            ~ max_length ~ " characters without quotes, backslashes, semicolons or control characters") -%}
+            ~ max_length ~ " characters without backslashes or control characters (line breaks, tabs)") -%}
     {%- endif -%}
     {{ return(value | trim) }}
 {%- endmacro %}

@@ -273,6 +273,7 @@ def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession
         assert request["subject_type"] == subject["type"]
         assert (request["deadline"] - request["received_at"]).days == 30
         assert request["requested_by"] == "dpo@example.org"
+        assert request["reason"] == "patient's Art. 17 request; by letter"
         evidence = {
             row["relation"]: row
             for row in spark.sql(
@@ -437,7 +438,8 @@ def test_legal_hold_keeps_the_subject_until_released(
         ("gdpr_erase", {"dry_run": "yes"}, "must be true or false"),
         ("gdpr_erase", {"subject": ["P0000001"]}, "unknown argument"),
         ("gdpr_erase", {"reason": "no ids"}, "give them with subject_ids"),
-        ("request_erasure", {"subject_ids": ["P0000001"], "reason": "it's"}, "reason"),
+        ("request_erasure", {"subject_ids": ["P0000001"], "reason": "two\nlines"}, "reason"),
+        ("request_erasure", {"subject_ids": ["P0000001"], "requested_by": "a\\b"}, "requested_by"),
         (
             "request_erasure",
             {"subject_ids": ["P0000001"] * 2 + ["__tombstone__"]},

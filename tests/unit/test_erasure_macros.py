@@ -110,3 +110,22 @@ def test_short_vacuum_retention_needs_the_opt_in(dbt: DbtProject) -> None:
     )
     assert not success
     assert "vacuum_allow_short_retention" in errors
+
+
+def test_free_text_keeps_quotes_escaped(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{{ gdpr_lakehouse._sql_string(gdpr_lakehouse._validate_text(\"patient's letter; «Art. 17»\", 'reason')) }}"
+    )
+    assert sql == "'patient\\'s letter; «Art. 17»'"
+
+
+@pytest.mark.parametrize("text", ["two\\nlines", "back\\\\slash", "   "])
+def test_free_text_rejects_control_characters_and_backslashes(dbt: DbtProject, text: str) -> None:
+    success, errors = dbt.invoke_errors(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        f"{{{{ gdpr_lakehouse._validate_text('{text}', 'reason') }}}}",
+    )
+    assert not success
+    assert "reason" in errors and "is not allowed" in errors
