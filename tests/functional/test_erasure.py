@@ -176,7 +176,7 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         "request_erasure",
         {
             "subject_ids": [patient_id, user_id],
-            "reason": "Art. 17 request by letter",
+            "reason": "patient's Art. 17 request; by letter",
             "requested_by": "dpo@example.org",
         },
     )
