@@ -5,16 +5,16 @@
     and snapshot; operations call it before they write. Pair with
     reset_commit_metadata() so a tag never outlives the work it describes.
 #}
-{% macro set_commit_metadata(purpose, request_id=none, reason=none, request_ids=none, batch_id=none) -%}
-    {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason, request_ids, batch_id)) }}
+{% macro set_commit_metadata(purpose, request_id=none, reason=none, request_ids=none, batch_id=none, extra=none) -%}
+    {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason, request_ids, batch_id, extra)) }}
 {%- endmacro %}
 
-{% macro default__set_commit_metadata(purpose, request_id, reason, request_ids=none, batch_id=none) -%}
-    {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason, request_ids, batch_id) -%}
+{% macro default__set_commit_metadata(purpose, request_id, reason, request_ids=none, batch_id=none, extra=none) -%}
+    {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason, request_ids, batch_id, extra) -%}
     set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
 {%- endmacro %}
 
-{% macro _commit_metadata_json(purpose, request_id, reason, request_ids=none, batch_id=none) -%}
+{% macro _commit_metadata_json(purpose, request_id, reason, request_ids=none, batch_id=none, extra=none) -%}
     {%- set safe = '^[A-Za-z0-9_.:@/ +-]{1,200}$' -%}
     {%- set actor = env_var('LAKEHOUSE_ACTOR', env_var('USER', env_var('LOGNAME', 'unknown'))) -%}
     {%- set tag = {
@@ -28,8 +28,8 @@
         {%- do tag.update({'node': model.unique_id}) -%}
     {%- endif -%}
     {%- if request_id is not none -%}{%- do tag.update({'request_id': request_id}) -%}{%- endif -%}
-    {%- if reason is not none -%}{%- do tag.update({'reason': reason}) -%}{%- endif -%}
     {%- if batch_id is not none -%}{%- do tag.update({'batch_id': batch_id}) -%}{%- endif -%}
+    {%- for key, value in (extra or {}).items() -%}{%- do tag.update({key: value}) -%}{%- endfor -%}
     {%- for value in (request_ids or []) -%}
         {%- if not modules.re.match(safe, value | string) -%}
             {%- do exceptions.raise_compiler_error("set_commit_metadata: request id " ~ (value | string)[:80] ~ " is not allowed in a commit tag") -%}
@@ -43,6 +43,15 @@
             ) -%}
         {%- endif -%}
     {%- endfor -%}
+    {#- free text (a restore's reason): quotes and unicode are fine inside the JSON, but
+        no control character, backslash or semicolon (it ends a SET statement) -#}
+    {%- if reason is not none -%}
+        {%- if not modules.re.match('^[^\\x00-\\x1f\\x7f\\\\;]{1,300}$', reason | string) -%}
+            {%- do exceptions.raise_compiler_error("set_commit_metadata: reason " ~ (reason | string)[:80] ~ " is not allowed in a commit tag; "
+                ~ "use 1-300 characters without control characters, backslashes or semicolons") -%}
+        {%- endif -%}
+        {%- do tag.update({'reason': reason | string}) -%}
+    {%- endif -%}
     {%- if request_ids -%}{%- do tag.update({'request_ids': request_ids | list}) -%}{%- endif -%}
     {{ return(tojson(tag, sort_keys=true)) }}
 {%- endmacro %}

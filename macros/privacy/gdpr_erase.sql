@@ -53,6 +53,8 @@
         {%- do gdpr_lakehouse.default__request_erasure(ids, reason, requested_by) -%}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.utcnow() -%}
+    {#- a restore_version that died between its RESTORE and the re-erasure is healed first -#}
+    {%- do gdpr_lakehouse.heal_interrupted_restores(gdpr_lakehouse._restore_context()) -%}
 
     {#- 1-2. legal holds, then claim the batch. Requests a crashed run left `erasing`
         keep their batch id, so the commits it already made are found and counted. -#}
@@ -216,10 +218,16 @@ where status = 'erasing'
 
 {#- The batched write: one MERGE for the whole batch. -#}
 {% macro _erase_sql(step, base) -%}
+    {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base))) }}
+{%- endmacro %}
+
+{#- Delete (or anonymize) in one relation the rows whose key is among the erase_key
+    values of a query. -#}
+{% macro _erase_merge_sql(step, keys_sql) -%}
     {%- set key = adapter.quote(step.key) -%}
 merge into {{ step.relation }} as target
 using (
-    select distinct erase_key from ({{ gdpr_lakehouse._batch_source(step, base) }}) as batch
+    select distinct erase_key from ({{ keys_sql }}) as batch
     where erase_key is not null
 ) as erase
 on target.{{ key }} = erase.erase_key
@@ -339,7 +347,7 @@ using (
     union all' if not loop.last }}
     {%- endfor %}
 ) as outcome
-on evidence.request_id = outcome.request_id and evidence.relation = outcome.relation
+on evidence.request_id = outcome.request_id and evidence.relation = outcome.relation and evidence.action != 'reapply'
 when matched then update set
     version_before = outcome.version_before,
     version_after = outcome.version_after,
@@ -369,7 +377,7 @@ select
     sum(rows_affected),
     max(attempts)
 from {{ ctx.evidence }}
-where request_id in ({{ gdpr_lakehouse._sql_list(request_ids) }})
+where request_id in ({{ gdpr_lakehouse._sql_list(request_ids) }}) and action != 'reapply'
 group by relation
 {%- endmacro %}
 
