@@ -19,13 +19,14 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run test lint unit functional bench-erasure clean
+.PHONY: help setup run test lint unit functional bench-erasure bench-restore clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local)"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make setup  only the set-up (venv, packages, Delta jars)"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
+	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
 
 # Reinstalled only when pyproject.toml changes.
@@ -65,6 +66,9 @@ test: lint
 BENCH_ARGS ?=
 bench-erasure: setup
 	$(PY) bench/erasure.py $(BENCH_ARGS)
+
+bench-restore: setup
+	$(PY) bench/restore.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(LAKEHOUSE_DIR) target logs

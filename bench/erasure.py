@@ -25,40 +25,11 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-def _setup_env(state: Path) -> None:
-    os.environ["LAKEHOUSE_DIR"] = str(state)
-    os.environ.setdefault("LAKEHOUSE_PROJECT_DIR", str(ROOT))
-    os.environ.setdefault("DBT_PROFILES_DIR", str(ROOT))
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("LAKEHOUSE_ACTOR", "bench")
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-
-
-def _jvm_cpu_seconds(spark) -> float:
-    """User + system CPU time of the Spark JVM so far (Linux /proc)."""
-    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Clock:
-    def __init__(self, spark) -> None:
-        self.spark = spark
-
-    def __enter__(self) -> Clock:
-        self.wall0, self.cpu0 = time.perf_counter(), _jvm_cpu_seconds(self.spark)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.wall = time.perf_counter() - self.wall0
-        self.cpu = _jvm_cpu_seconds(self.spark) - self.cpu0
+from bench._common import Clock, bench_state, dbt_invoker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,15 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     if sum(args.sizes) > args.patients * 0.9:
         parser.error("the sizes need more patients: sum(sizes) must stay below 90% of --patients")
 
-    base = Path(os.environ.get("LAKEHOUSE_DIR", ROOT / ".lakehouse"))
-    state = base if base.name == "bench-erasure" else base / "bench-erasure"
+    state = bench_state("bench-erasure")
     if args.rebuild and state.exists():
         import shutil
 
         shutil.rmtree(state)
-    _setup_env(state)
-
-    from dbt.cli.main import dbtRunner
 
     from python_jobs import generate
     from python_jobs.relations import delta_relations
@@ -95,19 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = get_spark("gdpr_lakehouse.bench_erasure")
     target = state / "target"
-    dbt_args = [
-        "--project-dir",
-        str(ROOT),
-        "--target-path",
-        str(target),
-        "--log-path",
-        str(state / "logs"),
-    ]
-
-    def dbt(*command: str) -> None:
-        result = dbtRunner().invoke([*command, *dbt_args, "--quiet"])
-        if not result.success:
-            raise SystemExit(f"dbt {' '.join(command[:2])} failed: {result.exception}")
+    dbt = dbt_invoker(state)
 
     if not spark.catalog.tableExists("privacy.erasure_requests"):
         print(f"building the bench lakehouse: {args.patients} patients ...", flush=True)

@@ -53,11 +53,11 @@
     {%- endif -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
 
-    {%- set started = modules.datetime.datetime.utcnow() -%}
     {%- set ctx = gdpr_lakehouse._restore_context() -%}
     {%- if not dry_run -%}
         {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
     {%- endif -%}
+    {%- set started = modules.datetime.datetime.utcnow() -%}
     {%- set root = gdpr_lakehouse._restore_target(node, version, timestamp) -%}
     {%- set targets = [root] -%}
     {%- set left = [] -%}

@@ -124,7 +124,7 @@
     its Delta table; a clear error otherwise. -#}
 {% macro _delta_node(name, operation, resource_types=('model', 'snapshot')) -%}
     {%- if name is not string or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}$', name) -%}
-        {%- do exceptions.raise_compiler_error(operation ~ ": model must be the name of a dbt " ~ resource_types | join(' or ')
+        {%- do exceptions.raise_compiler_error(operation ~ ": model must be the name of a dbt " ~ resource_types | join(', ')
             ~ " (letters, digits, _), e.g. --args '{model: silver_patients}'; got " ~ (name | tojson)[:80]) -%}
     {%- endif -%}
     {%- set found = [] -%}
@@ -139,7 +139,9 @@
               and node.config.materialized not in ('view', 'ephemeral') -%}
             {%- do known.append(node.name) -%}
         {%- endfor -%}
-        {%- do exceptions.raise_compiler_error(operation ~ ": " ~ name ~ " is not a " ~ resource_types | join(' or ')
+        {%- set kinds = resource_types | list -%}
+        {%- set kinds_text = ((kinds[:-1] | join(', ')) ~ ' or ' ~ kinds[-1]) if kinds | length > 1 else kinds[0] -%}
+        {%- do exceptions.raise_compiler_error(operation ~ ": " ~ name ~ " is not a " ~ kinds_text
             ~ " of this project; Delta tables: " ~ (known | sort | join(', '))[:900]) -%}
     {%- endif -%}
     {%- set node = found[0] -%}

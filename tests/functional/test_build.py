@@ -53,7 +53,7 @@ def test_both_builds_pass_every_node(built: dict) -> None:
         assert len(statuses) > 60, "dbt build selected too little"
         bad = {uid: s for uid, s in statuses.items() if s not in {"success", "pass", "warn"}}
         assert not bad
-    assert len(built["relations"]) == 26
+    assert len(built["relations"]) == 27
 
 
 def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) -> None:
@@ -233,6 +233,7 @@ def test_compliance_tests_pass(built: dict, dbt: DbtProject) -> None:
         "bronze_pii_unreadable_without_key": "pass",
         "gold_patients_by_city_equals_recompute": "pass",
         "quarantine_loses_no_rows": "pass",
+        "no_erased_subject_present": "pass",
     }
 
 

@@ -1,0 +1,59 @@
+"""What the benchmarks share: their own lakehouse folder, CPU clocks, in-process dbt."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench_state(name: str) -> Path:
+    """<LAKEHOUSE_DIR or .lakehouse>/<name>, pointed at before anything starts Spark."""
+    base = Path(os.environ.get("LAKEHOUSE_DIR", ROOT / ".lakehouse"))
+    state = base if base.name == name else base / name
+    os.environ["LAKEHOUSE_DIR"] = str(state)
+    os.environ.setdefault("LAKEHOUSE_PROJECT_DIR", str(ROOT))
+    os.environ.setdefault("DBT_PROFILES_DIR", str(ROOT))
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("LAKEHOUSE_ACTOR", "bench")
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    return state
+
+
+def jvm_cpu_seconds(spark) -> float:
+    """User + system CPU time of the Spark JVM so far (Linux /proc)."""
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Clock:
+    """Wall seconds and JVM core-seconds of a block."""
+
+    def __init__(self, spark) -> None:
+        self.spark = spark
+
+    def __enter__(self) -> Clock:
+        self.wall0, self.cpu0 = time.perf_counter(), jvm_cpu_seconds(self.spark)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = jvm_cpu_seconds(self.spark) - self.cpu0
+
+
+def dbt_invoker(state: Path):
+    """dbt in this process (the same SparkSession); fails loudly."""
+    from dbt.cli.main import dbtRunner
+
+    dbt_args = ["--project-dir", str(ROOT), "--target-path", str(state / "target")]
+    dbt_args += ["--log-path", str(state / "logs")]
+
+    def dbt(*command: str, quiet: bool = True) -> None:
+        result = dbtRunner().invoke([*command, *dbt_args, *(["--quiet"] if quiet else [])])
+        if not result.success:
+            raise SystemExit(f"dbt {' '.join(command[:2])} failed: {result.exception}")
+
+    return dbt

@@ -1,0 +1,109 @@
+"""Unit layer for restore_version: how far back RESTORE reaches (from a history), the
+re-erasure statement, argument checks. Rendered through dbt itself (`dbt compile
+--inline`), no warehouse connection, no JVM.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.dbt_harness import DbtProject
+
+# A history (newest first) as delta_history() returns it; minutes after 10:00.
+HISTORY = """
+{%- set t = modules.datetime.datetime(2026, 11, 21, 10, 0, 0) -%}
+{%- set m = modules.datetime.timedelta(minutes=1) -%}
+{%- set history = [] -%}
+{%- for version, minute, operation, metrics, parameters in ROWS -%}
+    {%- do history.insert(0, {'version': version, 'timestamp': t + m * minute, 'operation': operation,
+        'metrics': metrics, 'parameters': parameters, 'tag': {}}) -%}
+{%- endfor -%}
+"""
+
+
+def _oldest(dbt: DbtProject, rows: str) -> int:
+    sql = HISTORY.replace("ROWS", rows) + "{{ gdpr_lakehouse._oldest_restorable(history) }}"
+    return int(dbt.compile_inline(sql))
+
+
+def test_nothing_vacuumed_reaches_the_first_version(dbt: DbtProject) -> None:
+    rows = "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'), (1, 5, 'MERGE', {'numTargetFilesRemoved': 1}, '')]"
+    assert _oldest(dbt, rows) == 0
+
+
+def test_vacuum_cuts_off_versions_before_the_last_file_removal_past_its_retention(
+    dbt: DbtProject,
+) -> None:
+    # files removed at v2 (10:10) and v4 (10:40); VACUUM at 11:00 keeping 30 minutes:
+    # only v2's removed files are gone, so v2 is the oldest restorable version
+    rows = (
+        "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
+        " (1, 5, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
+        " (2, 10, 'DELETE', {'numRemovedFiles': 1, 'numDeletedRows': 2}, ''),"
+        " (3, 20, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
+        " (4, 40, 'MERGE', {'numTargetFilesRemoved': 2}, ''),"
+        " (5, 60, 'VACUUM START', {}, '{specifiedRetentionMillis: 1800000, defaultRetentionMillis: 604800000}'),"
+        " (6, 60, 'VACUUM END', {'numDeletedFiles': 1}, '{status: COMPLETED}')]"
+    )
+    assert _oldest(dbt, rows) == 2
+
+
+def test_zero_hour_vacuum_after_reorg_leaves_only_the_reorg_onwards(dbt: DbtProject) -> None:
+    rows = (
+        "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
+        " (1, 1, 'MERGE', {'numTargetDeletionVectorsAdded': 1}, ''),"
+        " (2, 2, 'REORG', {'numRemovedFiles': 1, 'numAddedFiles': 1}, ''),"
+        " (3, 3, 'VACUUM START', {}, '{specifiedRetentionMillis: 0, defaultRetentionMillis: 604800000}'),"
+        " (4, 3, 'VACUUM END', {'numDeletedFiles': 1}, '')]"
+    )
+    assert _oldest(dbt, rows) == 2
+
+
+def test_default_retention_keeps_recent_versions(dbt: DbtProject) -> None:
+    rows = (
+        "[(0, 0, 'CREATE OR REPLACE TABLE AS SELECT', {'numOutputRows': 5}, ''),"
+        " (1, 1, 'CREATE OR REPLACE TABLE AS SELECT', {'numOutputRows': 5}, ''),"
+        " (2, 2, 'VACUUM START', {}, '{defaultRetentionMillis: 604800000}')]"
+    )
+    assert _oldest(dbt, rows) == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2026-11-21 10:00:00", True),
+        ("2026-11-21T10:00:00.123Z", True),
+        ("2026-11-21", True),
+        ("2026-11-21 10:00+01:00", True),
+        ("yesterday", False),
+        ("2026-11-21 10:00:00'; drop table x", False),
+        ("21/11/2026", False),
+    ],
+)
+def test_timestamp_text_is_checked_before_any_sql(dbt: DbtProject, value: str, ok: bool) -> None:
+    success, errors = dbt.invoke_errors(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        "{{ gdpr_lakehouse._validate_timestamp_text(" + repr(value) + ") }}",
+    )
+    assert success == ok
+    if not ok:
+        assert "is not a timestamp" in errors
+
+
+def test_reerasure_matches_every_tombstone_in_the_relations_key(dbt: DbtProject) -> None:
+    sql = dbt.compile_inline(
+        "{% set ctx = {'tombstones': 'privacy.erasure_tombstones', 'requests': 'privacy.erasure_requests',"
+        " 'vault': 'privacy.subject_keys'} %}"
+        "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.patients', 'silver.patients') %}"
+        "{{ gdpr_lakehouse._erase_merge_sql(s, gdpr_lakehouse._erased_keys_sql(s, ctx)) }};{% endfor %}"
+    )
+    bronze, silver = (part.strip() for part in sql.split(";") if part.strip())
+    # source ids: the requests whose keyed hash is tombstoned
+    assert bronze.startswith("merge into bronze.patients as target")
+    assert "inner join privacy.erasure_tombstones" in bronze and "sha2(" in bronze
+    assert "when matched then delete" in bronze
+    # pseudonyms: straight from the tombstones
+    assert "select subject_pseudonym as erase_key" in silver
+    assert "on target.`patient_pseudonym` = erase.erase_key" in silver
