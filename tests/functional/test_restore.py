@@ -316,7 +316,7 @@ def test_interrupted_restore_is_healed_by_restore_version(
         "select status, detail from privacy.restore_log where relation = 'silver.patients' "
         "order by started_at desc limit 1"
     ).first()
-    assert healed["status"] == "reapplied" and "erased again" in healed["detail"]
+    assert healed["status"] == "reapplied" and "again in commit" in healed["detail"]
 
 
 def test_vacuumed_version_is_refused_with_the_oldest_restorable(
