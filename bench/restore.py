@@ -10,6 +10,7 @@ restore to before the erasure brings back: version A), the patients are deleted
 again (version B), and
   1. RESTORE      `RESTORE TABLE bronze.patients TO VERSION AS OF A`, timed alone,
                   then back to B (Delta only: the erased rows are back in between);
+                  three rounds, the median printed;
   2. restore_version  `dbt run-operation restore_version {model: bronze_patients,
                   version: A}` in process: RESTORE, one MERGE re-erasing every
                   tombstoned subject over the N rows, evidence and restore log.
@@ -123,12 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         version_b = _latest(spark, "bronze.patients")
         files = spark.sql("describe detail bronze.patients").first()["numFiles"]
 
-        with Clock(spark) as restore:
-            spark.sql(f"restore table bronze.patients to version as of {version_a}").collect()
-        if erased_rows() != ERASED:
-            raise SystemExit("RESTORE did not bring the rows of version A back")
-        with Clock(spark) as restore_back:
-            spark.sql(f"restore table bronze.patients to version as of {version_b}").collect()
+        # RESTORE alone: to A (the erased rows come back) and back to B, three rounds;
+        # the median round counts (the first pays class loading)
+        rounds = []
+        for _ in range(3):
+            with Clock(spark) as restore:
+                spark.sql(f"restore table bronze.patients to version as of {version_a}").collect()
+            if erased_rows() != ERASED:
+                raise SystemExit("RESTORE did not bring the rows of version A back")
+            with Clock(spark) as restore_back:
+                spark.sql(f"restore table bronze.patients to version as of {version_b}").collect()
+            rounds.append((restore.wall, restore.cpu, restore_back.wall))
+        restore_wall, restore_cpu, back_wall = sorted(rounds)[1]
 
         out = io.StringIO()
         with Clock(spark) as operation, contextlib.redirect_stdout(out):
@@ -150,16 +157,17 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "rows": size,
                 "files": files,
-                "restore_wall_s": round(restore.wall, 2),
-                "restore_core_s": round(restore.cpu, 2),
-                "restore_back_wall_s": round(restore_back.wall, 2),
+                "restore_wall_s": round(restore_wall, 2),
+                "restore_core_s": round(restore_cpu, 2),
+                "restore_back_wall_s": round(back_wall, 2),
+                "restore_rounds_wall_s": [round(r[0], 2) for r in rounds],
                 "restore_and_reerase_s": float(line.split()[-1]),
                 "restore_version_wall_s": round(operation.wall, 2),
                 "restore_version_core_s": round(operation.cpu, 2),
             }
         )
         print(
-            f"  {size:,} rows: RESTORE {restore.wall:.1f} s, restore_version {operation.wall:.1f} s",
+            f"  {size:,} rows: RESTORE {restore_wall:.1f} s (median of 3), restore_version {operation.wall:.1f} s",
             flush=True,
         )
 

@@ -65,6 +65,11 @@
         {%- do gdpr_lakehouse._cascade_targets(node, root.point_in_time, targets, left) -%}
     {%- endif -%}
     {%- set todo = targets | selectattr('changes') | list -%}
+    {%- if not dry_run -%}
+        {%- for target in targets[1:] if not target.changes -%}
+            {%- do left.append([target.relation_name, 'already at version ' ~ target.version ~ ', its version of that time']) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- if dry_run -%}
         {{ return(gdpr_lakehouse._restore_dry_run(targets, left, ctx)) }}
     {%- endif -%}

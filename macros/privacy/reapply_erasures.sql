@@ -58,7 +58,7 @@ group by requests.subject_id
     {%- set steps = gdpr_lakehouse._erasure_steps_by_node() -%}
     {%- for item in items -%}
         {%- set ns = namespace(restore=none, reapply=none) -%}
-        {%- for commit in gdpr_lakehouse.delta_history(item.relation, 50) if commit.tag.get('restore_id') == item.restore_id -%}
+        {%- for commit in gdpr_lakehouse.delta_history(item.relation, 1000) if commit.tag.get('restore_id') == item.restore_id -%}
             {%- if commit.operation == 'RESTORE' and ns.restore is none -%}{%- set ns.restore = commit -%}{%- endif -%}
             {%- if commit.tag.get('purpose') == 'reapply_erasure' and commit.operation in ('MERGE', 'DELETE', 'UPDATE') and ns.reapply is none -%}
                 {%- set ns.reapply = commit -%}
