@@ -32,6 +32,10 @@
     {%- set dry_run = gdpr_lakehouse._validate_flag(dry_run, 'dry_run') -%}
     {%- set cascade = gdpr_lakehouse._validate_flag(cascade, 'cascade') -%}
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason', default='restore_version') | replace(';', ',') -%}
+    {%- if '$' in reason -%}
+        {%- do exceptions.raise_compiler_error("restore_version: reason may not contain $ (Spark substitutes ${...} in the commit tag); got "
+            ~ (reason | tojson)[:80]) -%}
+    {%- endif -%}
     {%- if (version is none) == (timestamp is none) -%}
         {%- do exceptions.raise_compiler_error("restore_version: give exactly one of version (e.g. version: 10) or timestamp (e.g. timestamp: \"2026-11-21 10:00:00\", UTC); got "
             ~ ('both' if version is not none else 'neither')) -%}

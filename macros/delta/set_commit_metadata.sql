@@ -44,11 +44,12 @@
         {%- endif -%}
     {%- endfor -%}
     {#- free text (a restore's reason): quotes and unicode are fine inside the JSON, but
-        no control character, backslash or semicolon (it ends a SET statement) -#}
+        no control character, backslash, semicolon (it ends a SET statement) or $ (SET
+        substitutes ${...}) -#}
     {%- if reason is not none -%}
-        {%- if not modules.re.match('^[^\\x00-\\x1f\\x7f\\\\;]{1,300}$', reason | string) -%}
+        {%- if not modules.re.match('^[^\\x00-\\x1f\\x7f\\\\;$]{1,300}$', reason | string) -%}
             {%- do exceptions.raise_compiler_error("set_commit_metadata: reason " ~ (reason | string)[:80] ~ " is not allowed in a commit tag; "
-                ~ "use 1-300 characters without control characters, backslashes or semicolons") -%}
+                ~ "use 1-300 characters without control characters, backslashes, semicolons or $ (Spark would substitute ${...})") -%}
         {%- endif -%}
         {%- do tag.update({'reason': reason | string}) -%}
     {%- endif -%}

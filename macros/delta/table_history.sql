@@ -107,10 +107,7 @@
 {% macro _oldest_restorable(history) -%}
     {%- set ns = namespace(oldest=(history | map(attribute='version') | min) if history else 0) -%}
     {%- for vacuum in history if vacuum.operation == 'VACUUM START' -%}
-        {%- set specified = modules.re.search('specifiedRetentionMillis["\']?\\s*(?::|->|=)\\s*["\']?([0-9]+)', vacuum.parameters) -%}
-        {%- set default = modules.re.search('defaultRetentionMillis["\']?\\s*(?::|->|=)\\s*["\']?([0-9]+)', vacuum.parameters) -%}
-        {%- set millis = (specified or default).group(1) | int if (specified or default) else 604800000 -%}
-        {%- set cutoff = vacuum.timestamp - modules.datetime.timedelta(milliseconds=millis) -%}
+        {%- set cutoff = vacuum.timestamp - modules.datetime.timedelta(milliseconds=gdpr_lakehouse._vacuum_retention_millis(vacuum)) -%}
         {%- for commit in history
               if commit.version < vacuum.version and commit.version > ns.oldest
               and commit.timestamp <= cutoff and gdpr_lakehouse._commit_removes_files(commit) -%}
@@ -183,4 +180,41 @@
 {% macro _utc_text(value, micro=false) -%}
     {%- if value is none -%}{{ return('') }}{%- endif -%}
     {{ return(value.astimezone(modules.pytz.utc).strftime('%Y-%m-%d %H:%M:%S' ~ ('.%f' if micro else ''))) }}
+{%- endmacro %}
+
+{#- The oldest version whose Change Data Feed can still be read: VACUUM deletes the
+    change files (and removed data files) of every commit older than its cutoff, so a
+    consumer that fell behind past a VACUUM must recount. -1 when nothing runs. -#}
+{% macro cdf_readable_from(relation) -%}
+    {%- set first = gdpr_lakehouse._cdf_readable_from_history(gdpr_lakehouse.delta_history(relation)) if execute else -1 -%}
+    {{ return(first) }}
+{%- endmacro %}
+
+{% macro _cdf_readable_from_history(history) -%}
+    {%- set ns = namespace(first=(history | map(attribute='version') | min) if history else 0) -%}
+    {%- for vacuum in history if vacuum.operation == 'VACUUM START' -%}
+        {%- set cutoff = vacuum.timestamp - modules.datetime.timedelta(milliseconds=gdpr_lakehouse._vacuum_retention_millis(vacuum)) -%}
+        {%- for commit in history if commit.version < vacuum.version and commit.version >= ns.first and commit.timestamp <= cutoff -%}
+            {%- set ns.first = commit.version + 1 -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(ns.first) }}
+{%- endmacro %}
+
+{% macro _vacuum_retention_millis(vacuum) -%}
+    {%- set specified = modules.re.search('specifiedRetentionMillis["\']?\\s*(?::|->|=)\\s*["\']?([0-9]+)', vacuum.parameters) -%}
+    {%- set default = modules.re.search('defaultRetentionMillis["\']?\\s*(?::|->|=)\\s*["\']?([0-9]+)', vacuum.parameters) -%}
+    {{ return((specified or default).group(1) | int if (specified or default) else 604800000) }}
+{%- endmacro %}
+
+{#- An incremental consumer of a Change Data Feed that has consumed up to version
+    `consumed` must recount when the feed no longer reaches back to consumed + 1. -#}
+{% macro cdf_must_recount(upstream, consumed, latest) -%}
+    {%- set readable_from = gdpr_lakehouse.cdf_readable_from(upstream) | int -%}
+    {%- set recount = execute and latest > consumed and consumed + 1 < readable_from -%}
+    {%- if recount -%}
+        {%- do log(this ~ ": the change feed of " ~ upstream ~ " starts at version " ~ readable_from ~ ", version "
+            ~ (consumed + 1) ~ " is the next to consume; recounting at version " ~ latest, info=true) -%}
+    {%- endif -%}
+    {{ return(recount) }}
 {%- endmacro %}

@@ -6,8 +6,10 @@
     commits since the version it last consumed (source_version) and applies +1 for
     insert / update_postimage, -1 for delete / update_preimage. The first run (and
     --full-refresh) counts the upstream at one pinned version. Erasure in bronze flows
-    through as deletes. If the upstream's history no longer reaches back (log
-    retention) or it was recreated, run with --full-refresh.
+    through as deletes. When the feed no longer reaches back to the first unconsumed
+    version (a VACUUM, e.g. the purge after an erasure, deleted its change files, or
+    log retention dropped it), the run recounts the upstream at one pinned version
+    instead and sets cities that vanished to 0.
 -#}
 {%- set upstream = ref('bronze_patients') -%}
 {%- set latest = gdpr_lakehouse.latest_delta_version(upstream) | int -%}
@@ -16,8 +18,9 @@
     {%- set consumed = gdpr_lakehouse.scalar_query(
         'select coalesce(max(source_version), -1) from ' ~ this, -1) | int -%}
 {%- endif -%}
+{%- set recount = is_incremental() and gdpr_lakehouse.cdf_must_recount(upstream, consumed, latest) -%}
 
-{% if is_incremental() %}
+{% if is_incremental() and not recount %}
 with changes as (
     {% if latest > consumed %}
     select
@@ -51,16 +54,33 @@ final as (
 {% else %}
 with patients as (
     select coalesce(city, 'unknown') as city
-    from {{ upstream }} version as of {{ latest }}  -- noqa: AL01,AL05,RF04
+    from {{ upstream }} version as of {{ [latest, 0] | max }}  -- noqa: AL01,AL05,RF04
+),
+
+counted as (
+    select
+        city,
+        cast(count(*) as bigint) as patient_count
+    from patients
+    group by city
 ),
 
 final as (
+    {%- if recount %}
+    {#- cities that vanished since are set to 0 -#}
+    select
+        coalesce(counted.city, maintained.city) as city,
+        coalesce(counted.patient_count, 0) as patient_count,
+        cast({{ latest }} as bigint) as source_version
+    from counted
+    full outer join {{ this }} as maintained on counted.city = maintained.city
+    {%- else %}
     select
         city,
-        cast(count(*) as bigint) as patient_count,
+        patient_count,
         cast({{ latest }} as bigint) as source_version
-    from patients
-    group by city
+    from counted
+    {%- endif %}
 )
 {% endif %}
 

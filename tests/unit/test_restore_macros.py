@@ -107,3 +107,21 @@ def test_reerasure_matches_every_tombstone_in_the_relations_key(dbt: DbtProject)
     # pseudonyms: straight from the tombstones
     assert "select subject_pseudonym as erase_key" in silver
     assert "on target.`patient_pseudonym` = erase.erase_key" in silver
+
+
+def test_change_feed_reach_after_a_vacuum(dbt: DbtProject) -> None:
+    """A zero-hour VACUUM at 10:03 deletes the change files of every commit before it:
+    a Change Data Feed consumer must start from the VACUUM on (or recount)."""
+    rows = (
+        "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
+        " (1, 1, 'MERGE', {'numTargetRowsDeleted': 1}, ''),"
+        " (2, 2, 'MERGE', {'numTargetRowsDeleted': 1}, ''),"
+        " (3, 3, 'VACUUM START', {}, '{specifiedRetentionMillis: 0, defaultRetentionMillis: 604800000}'),"
+        " (4, 3, 'VACUUM END', {'numDeletedFiles': 2}, '')]"
+    )
+    sql = HISTORY.replace("ROWS", rows) + "{{ gdpr_lakehouse._cdf_readable_from_history(history) }}"
+    assert int(dbt.compile_inline(sql)) == 3
+    # a 7-day VACUUM deletes nothing this recent
+    week = rows.replace("specifiedRetentionMillis: 0, ", "")
+    sql = HISTORY.replace("ROWS", week) + "{{ gdpr_lakehouse._cdf_readable_from_history(history) }}"
+    assert int(dbt.compile_inline(sql)) == 0
