@@ -68,6 +68,18 @@ class DbtProject:
             "run-operation", macro, *(["--args", args] if args is not None else [])
         )
 
+    def operation(
+        self, macro: str, args: dict | None = None, expect_success: bool = True
+    ) -> tuple[bool, str]:
+        """`dbt run-operation macro --args <json>`; fails the test unless it succeeds,
+        when expect_success (the default)."""
+        import json
+
+        success, errors = self.run_operation(macro, json.dumps(args) if args is not None else None)
+        if expect_success and not success:
+            raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
+        return success, errors
+
     def compile_inline(self, sql: str) -> str:
         """Render Jinja (a macro call) through dbt itself; no warehouse connection."""
         result = self.invoke("compile", "--no-populate-cache", "--inline", sql)

@@ -80,15 +80,6 @@ def _checksums(
     return sums
 
 
-def _operation(
-    dbt: DbtProject, macro: str, args: dict | None = None, expect_success: bool = True
-) -> tuple[bool, str]:
-    success, errors = dbt.run_operation(macro, json.dumps(args) if args is not None else None)
-    if expect_success and not success:
-        raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
-    return success, errors
-
-
 def _subject(spark: SparkSession, subject_id: str) -> dict:
     row = spark.sql(
         f"select subject_type, subject_pseudonym, data_key from privacy.subject_keys where subject_id = '{subject_id}'"
@@ -165,14 +156,13 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
     stream.catch_up()  # a stream reading bronze.patients, checkpointed before erasure
     watched = lakehouse["relations"]
     versions = _versions(spark, watched)
-    dry = _operation(dbt, "gdpr_erase", {"dry_run": True, "subject_ids": [patient_id, user_id]})
+    dry = dbt.operation("gdpr_erase", {"dry_run": True, "subject_ids": [patient_id, user_id]})
     after_dry = _versions(spark, watched)
-    injection = _operation(
-        dbt, "gdpr_erase", {"subject_ids": ["P1' OR '1'='1"]}, expect_success=False
+    injection = dbt.operation(
+        "gdpr_erase", {"subject_ids": ["P1' OR '1'='1"]}, expect_success=False
     )
     after_injection = _versions(spark, watched)
-    _operation(
-        dbt,
+    dbt.operation(
         "request_erasure",
         {
             "subject_ids": [patient_id, user_id],
@@ -180,7 +170,7 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
             "requested_by": "dpo@example.org",
         },
     )
-    _operation(dbt, "gdpr_erase")
+    dbt.operation("gdpr_erase")
     stream_rows_after = stream.catch_up()
     return {
         "stream_rows_after": stream_rows_after,
@@ -358,7 +348,7 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     rows = spark.sql(
         f"select count(*) from bronze.encounters where patient_id = '{subject_id}'"
     ).first()[0]
-    _operation(dbt, "request_erasure", {"subject_ids": [subject_id]})
+    dbt.operation("request_erasure", {"subject_ids": [subject_id]})
     spark.sql(
         "merge into privacy.erasure_requests r using privacy.subject_keys k on r.subject_id = k.subject_id "
         f"and r.subject_id = '{subject_id}' and r.status = 'pending' when matched then update set "
@@ -372,7 +362,7 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     spark.sql(f"delete from bronze.encounters where patient_id = '{subject_id}'")
     spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
 
-    _operation(dbt, "gdpr_erase")
+    dbt.operation("gdpr_erase")
     request = spark.sql(
         f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()
@@ -385,7 +375,7 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
 
     # nothing pending: a second run changes nothing and recounts nothing
     before = spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0]
-    _operation(dbt, "gdpr_erase")
+    dbt.operation("gdpr_erase")
     assert spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0] == before
 
 
@@ -395,10 +385,8 @@ def test_legal_hold_keeps_the_subject_until_released(
     subject_id = spark.sql(
         "select patient_id from bronze.patients order by patient_id desc limit 1"
     ).first()[0]
-    _operation(
-        dbt, "legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"}
-    )
-    _operation(dbt, "gdpr_erase", {"subject_ids": [subject_id]})
+    dbt.operation("legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"})
+    dbt.operation("gdpr_erase", {"subject_ids": [subject_id]})
     request = spark.sql(
         f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()
@@ -410,8 +398,8 @@ def test_legal_hold_keeps_the_subject_until_released(
         == 1
     )
 
-    _operation(dbt, "legal_hold", {"subject_ids": [subject_id], "release": True})
-    _operation(dbt, "gdpr_erase")
+    dbt.operation("legal_hold", {"subject_ids": [subject_id], "release": True})
+    dbt.operation("gdpr_erase")
     assert (
         spark.sql(
             f"select status from privacy.erasure_requests where subject_id = '{subject_id}'"
@@ -463,7 +451,7 @@ def test_bad_arguments_fail_clearly_and_change_nothing(
         r for r in lakehouse["relations"] if r.schema == "privacy" or r.name == "bronze_patients"
     ]
     before = _versions(spark, control)
-    success, errors = _operation(dbt, macro, args, expect_success=False)
+    success, errors = dbt.operation(macro, args, expect_success=False)
     assert not success
     assert message in errors, errors
     assert _versions(spark, control) == before

@@ -28,15 +28,6 @@ pytestmark = pytest.mark.functional
 PATIENTS = 120
 
 
-def _operation(
-    dbt: DbtProject, macro: str, args: dict | None = None, expect_success: bool = True
-) -> tuple[bool, str]:
-    success, errors = dbt.run_operation(macro, json.dumps(args) if args is not None else None)
-    if expect_success and not success:
-        raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
-    return success, errors
-
-
 def _latest(spark: SparkSession, table: str) -> int:
     return spark.sql(f"describe history {table} limit 1").first()["version"]
 
@@ -84,7 +75,7 @@ def history(dbt: DbtProject, spark: SparkSession) -> dict:
     # the moment before erasure, as a user would note it (UTC, whole seconds)
     moment = (datetime.now(UTC) - timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S")
     time.sleep(2)
-    _operation(dbt, "gdpr_erase", {"subject_ids": [patient_id, user_id]})
+    dbt.operation("gdpr_erase", {"subject_ids": [patient_id, user_id]})
     requests = {
         row[0]: row[1]
         for row in spark.sql(
@@ -111,8 +102,7 @@ def test_accidental_delete_is_undone(history: dict, dbt: DbtProject, spark: Spar
     deleted = spark.sql("delete from bronze.patients where patient_id < 'P0000050'")
     assert deleted is not None
     assert spark.table("bronze.patients").count() < len(wanted)
-    _operation(
-        dbt,
+    dbt.operation(
         "restore_version",
         {"model": "bronze_patients", "version": good, "reason": "undo DELETE"},
     )
@@ -130,8 +120,7 @@ def test_dry_run_changes_nothing(
     watched = [*history["tables"], "privacy.restore_log", "privacy.erasure_evidence"]
     versions = _versions(spark, watched)
     capfd.readouterr()
-    _operation(
-        dbt,
+    dbt.operation(
         "restore_version",
         {
             "model": "bronze_patients",
@@ -157,8 +146,7 @@ def cascaded(history: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         f"select * from bronze.patients version as of {version} "
         f"where patient_id != '{history['patient']}'",
     )
-    _operation(
-        dbt,
+    dbt.operation(
         "restore_version",
         {"model": "bronze_patients", "version": version, "cascade": True, "reason": "cascade test"},
     )
@@ -251,7 +239,7 @@ def test_restore_by_timestamp_anonymizes_again(
         f"from bronze.orders version as of {version}",
     )
     assert _count(spark, f"bronze.orders version as of {version}", "user_id", user) > 0
-    _operation(dbt, "restore_version", {"model": "bronze_orders", "timestamp": history["moment"]})
+    dbt.operation("restore_version", {"model": "bronze_orders", "timestamp": history["moment"]})
     assert _count(spark, "bronze.orders", "user_id", user) == 0
     assert _rows(spark, "select order_id, user_id, amount from bronze.orders") == expected
     log = spark.sql(
@@ -282,7 +270,7 @@ def test_interrupted_restore_is_healed_by_gdpr_erase(
         spark.sql("select count(*) from privacy.restore_log where status = 'restoring'").first()[0]
         == 1
     )
-    _operation(dbt, "gdpr_erase")
+    dbt.operation("gdpr_erase")
     assert _count(spark, "snapshots.patients", "patient_pseudonym", pseudonym) == 0
     assert (
         spark.sql("select count(*) from privacy.restore_log where status = 'restoring'").first()[0]
@@ -306,8 +294,7 @@ def test_interrupted_restore_is_healed_by_restore_version(
     assert _count(spark, "silver.patients", "patient_pseudonym", pseudonym) == 1
     # any next restore_version heals first (here a dry run of another table would not:
     # a dry run changes nothing, so a real one)
-    _operation(
-        dbt,
+    dbt.operation(
         "restore_version",
         {"model": "bronze_patients", "version": _latest(spark, "bronze.patients")},
     )
@@ -324,7 +311,6 @@ def test_vacuumed_version_is_refused_with_the_oldest_restorable(
 ) -> None:
     """bronze.users lost the erased user by deletion vector; REORG PURGE + VACUUM 0 h
     delete the old files, so versions before the REORG cannot come back."""
-    before = history["before"]
     old = _latest(spark, "bronze.users") - 1
     spark.sql("reorg table bronze.users apply (purge)")
     reorg = _latest(spark, "bronze.users")
@@ -334,14 +320,13 @@ def test_vacuumed_version_is_refused_with_the_oldest_restorable(
     finally:
         spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "true")
     versions = _versions(spark, ["bronze.users", "privacy.restore_log"])
-    success, errors = _operation(
-        dbt, "restore_version", {"model": "bronze_users", "version": old}, expect_success=False
+    success, errors = dbt.operation(
+        "restore_version", {"model": "bronze_users", "version": old}, expect_success=False
     )
     assert not success
     assert f"the files of version {old} of bronze.users were vacuumed" in errors
     assert f"the oldest restorable version is {reorg}" in errors
     assert _versions(spark, ["bronze.users", "privacy.restore_log"]) == versions
-    assert before  # history fixture ran
 
 
 @pytest.mark.parametrize(
@@ -380,7 +365,7 @@ def test_bad_input_is_refused_and_changes_nothing(
 ) -> None:
     watched = ["bronze.patients", "privacy.restore_log"]
     versions = _versions(spark, watched)
-    success, errors = _operation(dbt, "restore_version", args, expect_success=False)
+    success, errors = dbt.operation("restore_version", args, expect_success=False)
     assert not success
     assert message in errors
     assert _versions(spark, watched) == versions
@@ -390,12 +375,12 @@ def test_table_history_explains_every_version(
     history: dict, cascaded: dict, dbt: DbtProject, capfd
 ) -> None:
     capfd.readouterr()
-    _operation(dbt, "table_history", {"model": "bronze_patients", "limit": 200})
+    dbt.operation("table_history", {"model": "bronze_patients", "limit": 200})
     out = capfd.readouterr().out
     assert "restore_version reaches back to version" in out
     assert f"reapply_erasure {cascaded['restore_id']}" in out
     assert "restore rst-" in out and "erase req-" in out
-    success, errors = _operation(dbt, "table_history", {"model": "nope"}, expect_success=False)
+    success, errors = dbt.operation("table_history", {"model": "nope"}, expect_success=False)
     assert not success and "is not a model, snapshot or seed" in errors
 
 
@@ -411,7 +396,7 @@ def test_compliance_catches_a_bare_restore_and_restore_version_mends_it(
     assert _count(spark, "silver.patients", "patient_pseudonym", history["pseudonym"]) == 1
     result = dbt.invoke("test", "--select", "no_erased_subject_present", expect_success=False)
     assert _test_statuses(result) == ["fail"]
-    _operation(dbt, "restore_version", {"model": "silver_patients", "version": current})
+    dbt.operation("restore_version", {"model": "silver_patients", "version": current})
     assert _count(spark, "silver.patients", "patient_pseudonym", history["pseudonym"]) == 0
     result = dbt.invoke("test", "--select", "no_erased_subject_present")
     assert _test_statuses(result) == ["pass"]
