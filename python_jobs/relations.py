@@ -27,6 +27,12 @@ class DeltaRelation:
     identifier: str
     resource_type: str
     privacy: dict[str, Any] = field(default_factory=dict, compare=False)
+    tblproperties: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def change_data_feed(self) -> bool:
+        """Does the model declare delta.enableChangeDataFeed (dbt_project.yml or its yml)?"""
+        return str(self.tblproperties.get("delta.enableChangeDataFeed", "")).lower() == "true"
 
     @property
     def qualified_name(self) -> str:
@@ -57,6 +63,10 @@ def delta_relations(graph: dict[str, Any] | None = None) -> list[DeltaRelation]:
                 identifier=node.get("alias") or node["name"],
                 resource_type=node["resource_type"],
                 privacy=(config.get("meta") or {}).get("privacy", {}),
+                tblproperties={
+                    str(key): str(value)
+                    for key, value in (config.get("tblproperties") or {}).items()
+                },
             )
         )
     return relations
@@ -68,3 +78,15 @@ def table_ref(spark: SparkSession, relation: DeltaRelation) -> str:
         return relation.qualified_name
     warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
     return f"delta.`{relation.path(warehouse)}`"
+
+
+def table_location(spark: SparkSession, relation: DeltaRelation) -> str:
+    """The relation's storage path, for by-path reads (streams) and writes.
+
+    By path because ``readStream.table()`` on a Delta table dbt registered in the
+    metastore fails (DELTA_UNSUPPORTED_SCHEMA_DURING_READ: the catalog passes its schema).
+    """
+    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
+        return spark.sql(f"describe detail {relation.qualified_name}").first()["location"]
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+    return str(relation.path(warehouse))

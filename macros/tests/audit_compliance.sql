@@ -1,0 +1,47 @@
+{#- The relations python_jobs.audit_stream audits: Delta tables of this project that
+    declare delta.enableChangeDataFeed, except the audit log itself. -#}
+{% macro audited_relations_from_graph() -%}
+    {%- set relations = [] -%}
+    {%- for node in gdpr_lakehouse.delta_table_nodes()
+          if ((node.config.tblproperties or {}).get('delta.enableChangeDataFeed') | string | lower) == 'true'
+          and ((node.config.meta or {}).get('privacy') or {}).get('role') != 'audit' -%}
+        {%- do relations.append(api.Relation.create(schema=node.schema, identifier=node.alias)) -%}
+    {%- endfor -%}
+    {{ return(relations) }}
+{%- endmacro %}
+
+{#- Rows for every commit version (of every audited relation, as DESCRIBE HISTORY lists
+    them now) that audit_log lacks, and for every (relation, version, change type) it
+    holds more than once. Empty when the audit is complete and exact. -#}
+{% macro audit_completeness_sql(audit_log) -%}
+    {%- set expected = [] -%}
+    {%- if execute -%}
+        {%- for relation in gdpr_lakehouse.audited_relations_from_graph()
+              if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is not none -%}
+            {%- for row in run_query('describe history ' ~ relation) -%}
+                {%- do expected.append("('" ~ relation.schema ~ "." ~ relation.identifier ~ "', " ~ (row['version'] | int) ~ ")") -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endif %}
+with expected as (
+    {%- if expected %}
+    select * from values {{ expected | join(', ') }} as expected (relation, commit_version)
+    {%- else %}
+    select cast(null as string) as relation, cast(null as bigint) as commit_version where false
+    {%- endif %}
+),
+
+audited as (
+    select relation, commit_version, change_type from {{ audit_log }}
+)
+
+select expected.relation, expected.commit_version, 'not in the audit log' as problem
+from expected
+left anti join audited
+    on audited.relation = expected.relation and audited.commit_version = expected.commit_version
+union all
+select relation, commit_version, 'audited ' || count(*) || ' times (change type ' || coalesce(change_type, 'none') || ')' as problem
+from audited
+group by relation, commit_version, change_type
+having count(*) > 1
+{%- endmacro %}

@@ -1,0 +1,604 @@
+"""Audit every change: the Change Data Feed of every CDF relation -> audit.change_log.
+
+    python -m python_jobs.audit_stream --once      # catch up and exit (CI, cron)
+    python -m python_jobs.audit_stream --follow    # keep auditing until stopped (Ctrl-C)
+
+The relations are the dbt manifest's Delta tables that declare
+``delta.enableChangeDataFeed`` (never a list). Each one is read as Spark Structured
+Streaming (``readChangeFeed``, by path, so the job can run while dbt runs) and every
+micro-batch appends one row per (commit version, change type) with the row count and
+the commit's operation, parameters and userMetadata tag from the table history.
+Commits that change no row (VACUUM, OPTIMIZE, REORG, property changes) are audited too,
+as one row with no change type: each batch covers the exact version range its
+checkpointed offsets say it consumed, and audits every commit in it.
+
+Exactly once: each batch is one Delta append made idempotent by ``txnAppId`` /
+``txnVersion`` (the checkpoint's batch id), so a run killed at any point and started
+again writes every version once. A relation without a checkpoint starts after the
+last version the audit log already holds.
+
+No personal data: only the feed's ``_change_type`` and ``_commit_version`` columns are
+read (never a column value, never a pre/post image); literals in the commit's
+predicates (``DELETE ... WHERE patient_id = 'P000123'`` typed by hand) become ``?``.
+
+When VACUUM has already deleted the change files of versions not yet audited (the
+stream was not running for longer than the retention), those versions are audited
+from the history instead (counts from operationMetrics, ``count_source = history``)
+and the stream resumes at the first version whose feed is still readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from python_jobs.project import ProjectError, state_dir
+from python_jobs.relations import DeltaRelation, delta_relations, table_location
+
+SINK_MODEL = "audit_change_log"
+TOOL = "python_jobs.audit_stream"
+CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
+# Operations whose rows operationMetrics count, by change type (history fallback).
+_INSERTED = {
+    "MERGE": "numTargetRowsInserted",
+    "WRITE": "numOutputRows",
+    "STREAMING UPDATE": "numOutputRows",
+    "CREATE TABLE AS SELECT": "numOutputRows",
+    "CREATE OR REPLACE TABLE AS SELECT": "numOutputRows",
+    "REPLACE TABLE AS SELECT": "numOutputRows",
+    "COPY INTO": "numOutputRows",
+}
+_UPDATED = {"MERGE": "numTargetRowsUpdated", "UPDATE": "numUpdatedRows"}
+_DELETED = {"MERGE": "numTargetRowsDeleted", "DELETE": "numDeletedRows"}
+# Operations that change rows without counting them all (a RESTORE swaps files).
+_UNCOUNTED = ("RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")
+# string literals, then numbers that are not part of a name
+_LITERALS = re.compile(
+    r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|(?<![\w.$])-?\d+(?:\.\d+)?(?![\w.])"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One audited relation: where it lives and where its stream keeps its checkpoints."""
+
+    relation: DeltaRelation
+    location: str
+    checkpoints: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.relation.schema}.{self.relation.identifier}"
+
+
+# --- pure transforms ---------------------------------------------------------------
+
+
+def change_counts(changes: DataFrame) -> DataFrame:
+    """Rows per (commit version, change type) of a Change Data Feed batch."""
+    return changes.groupBy(
+        F.col("_commit_version").alias("commit_version"),
+        F.col("_change_type").alias("change_type"),
+    ).agg(F.count(F.lit(1)).alias("row_count"))
+
+
+def commit_columns(history: DataFrame, *keep: str) -> DataFrame:
+    """The commit's own columns as the audit log keeps them (no literal survives)."""
+    tag = F.col("userMetadata")
+    is_json = tag.startswith("{") & F.get_json_object(tag, "$").isNotNull()
+    parameters = F.transform_values(
+        "operationParameters",
+        lambda key, value: F.when(
+            F.lower(key).contains("predicate") | F.lower(key).contains("condition"),
+            F.regexp_replace(value, _LITERALS.pattern, "?"),
+        ).otherwise(value),
+    )
+    return history.select(
+        F.col("version").alias("commit_version"),
+        F.col("timestamp").alias("commit_timestamp"),
+        F.col("operation"),
+        parameters.alias("operation_parameters"),
+        F.when(is_json | tag.isNull(), tag)
+        .otherwise(F.format_string("(free text of %d characters, not kept)", F.length(tag)))
+        .alias("user_metadata"),
+        F.when(is_json, F.get_json_object(tag, "$.actor")).alias("actor"),
+        F.when(is_json, F.get_json_object(tag, "$.tool")).alias("tool"),
+        F.when(is_json, F.get_json_object(tag, "$.purpose")).alias("purpose"),
+        *keep,
+    )
+
+
+def audit_records(
+    history: DataFrame, counts: DataFrame, target: Target, first: int, last: int
+) -> DataFrame:
+    """Audit rows of one batch: every commit in [first, last] and every counted version.
+
+    A commit with changed rows gets one row per change type; one without gets a single
+    row with no change type and a count of 0.
+    """
+    counted = [row[0] for row in counts.select("commit_version").distinct().collect()]
+    commits = commit_columns(
+        history.where(F.col("version").between(first, last) | F.col("version").isin(counted))
+    )
+    rows = commits.join(counts, "commit_version", "left").select(
+        F.lit(target.name).alias("relation"),
+        F.lit(target.relation.unique_id).alias("node"),
+        "commit_version",
+        "commit_timestamp",
+        "change_type",
+        F.coalesce(F.col("row_count"), F.lit(0)).cast("bigint").alias("row_count"),
+        "operation",
+        "operation_parameters",
+        "user_metadata",
+        "actor",
+        "tool",
+        "purpose",
+        F.lit("change_data_feed").alias("count_source"),
+    )
+    return rows.withColumn("audited_at", F.current_timestamp())
+
+
+def history_records(history: DataFrame, target: Target, first: int, last: int) -> DataFrame:
+    """Audit rows for [first, last] from the history alone (the feed's files are gone).
+
+    Counts come from operationMetrics; a commit that changed rows it does not count
+    (RESTORE) gets one row with a null count.
+    """
+    metric = F.col("operationMetrics")
+
+    def by_operation(mapping: dict[str, str]) -> F.Column:
+        column = F.lit(None).cast("bigint")
+        for operation, name in mapping.items():
+            column = F.when(F.col("operation") == operation, metric[name].cast("bigint")).otherwise(
+                column
+            )
+        return column
+
+    counts = F.array(
+        *[
+            F.struct(F.lit(change).alias("change_type"), by_operation(mapping).alias("row_count"))
+            for change, mapping in (
+                ("insert", _INSERTED),
+                ("update_preimage", _UPDATED),
+                ("update_postimage", _UPDATED),
+                ("delete", _DELETED),
+            )
+        ]
+    )
+    counted = F.filter(counts, lambda c: c["row_count"] > 0)
+    none = F.struct(
+        F.lit(None).cast("string").alias("change_type"),
+        F.when(F.col("operation").isin(*_UNCOUNTED), F.lit(None).cast("bigint"))
+        .otherwise(F.lit(0).cast("bigint"))
+        .alias("row_count"),
+    )
+    commits = history.where(F.col("version").between(first, last)).withColumn(
+        "change", F.explode(F.when(F.size(counted) > 0, counted).otherwise(F.array(none)))
+    )
+    return commit_columns(commits, "change").select(
+        F.lit(target.name).alias("relation"),
+        F.lit(target.relation.unique_id).alias("node"),
+        "commit_version",
+        "commit_timestamp",
+        F.col("change.change_type").alias("change_type"),
+        F.col("change.row_count").alias("row_count"),
+        "operation",
+        "operation_parameters",
+        "user_metadata",
+        "actor",
+        "tool",
+        "purpose",
+        F.lit("history").alias("count_source"),
+        F.current_timestamp().alias("audited_at"),
+    )
+
+
+# --- Delta history -----------------------------------------------------------------
+
+
+def delta_path(location: str) -> str:
+    return "delta.`" + location.replace("`", "``") + "`"
+
+
+def read_history(spark: SparkSession, location: str) -> DataFrame:
+    return spark.sql(f"describe history {delta_path(location)}")
+
+
+def cdf_readable_from(commits: list[dict]) -> int:
+    """The first version whose Change Data Feed is still readable.
+
+    A VACUUM deletes files that left the table before its cutoff (its start minus the
+    retention it ran with), change files among them, so no commit older than the newest
+    cutoff can be read from the feed any more (the same rule as the dbt macro
+    cdf_readable_from).
+    """
+    if not commits:
+        return 0
+    first = min(commit["version"] for commit in commits)
+    for vacuum in commits:
+        if vacuum["operation"] != "VACUUM START":
+            continue
+        parameters = vacuum["operationParameters"] or {}
+        millis = parameters.get("specifiedRetentionMillis") or parameters.get(
+            "defaultRetentionMillis", 604800000
+        )
+        cutoff = vacuum["timestamp"] - timedelta(milliseconds=int(millis))
+        for commit in commits:
+            if first <= commit["version"] < vacuum["version"] and commit["timestamp"] <= cutoff:
+                first = commit["version"] + 1
+    return first
+
+
+# --- checkpoints and offsets ---------------------------------------------------------
+
+
+def _generations(folder: Path) -> list[int]:
+    if not folder.is_dir():
+        return []
+    return sorted(
+        int(child.name.removeprefix("from-v"))
+        for child in folder.iterdir()
+        if child.is_dir() and re.fullmatch(r"from-v\d+", child.name)
+    )
+
+
+def consumed_through(checkpoint: Path, batch_id: int) -> int | None:
+    """The last version a batch consumed completely, from its checkpointed offset.
+
+    Delta's offset points at the next version to read (reservoirVersion, index -1 when
+    none of its files were read yet), so everything before it was consumed.
+    """
+    path = checkpoint / "offsets" / str(batch_id)
+    if not path.is_file():
+        return None
+    lines = path.read_text().splitlines()
+    offset = json.loads(lines[-1])
+    return int(offset["reservoirVersion"]) - 1
+
+
+def checkpoint_position(checkpoint: Path) -> int:
+    """The next version a checkpointed stream reads (0 when it has no offset yet)."""
+    offsets = checkpoint / "offsets"
+    batches = (
+        [int(p.name) for p in offsets.iterdir() if p.name.isdigit()] if offsets.is_dir() else []
+    )
+    if not batches:
+        return 0
+    consumed = consumed_through(checkpoint, max(batches))
+    return 0 if consumed is None else consumed + 1
+
+
+def _app_id(target: Target, generation: int, kind: str = "stream") -> str:
+    return f"gdpr_lakehouse.audit_stream:{target.name}:{kind}:from-v{generation}"
+
+
+def _commit_tag() -> str:
+    actor = os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown"
+    return json.dumps({"actor": actor, "tool": TOOL, "purpose": "audit"}, sort_keys=True)
+
+
+def append(records: DataFrame, sink: str, app_id: str, txn_version: int) -> None:
+    """One idempotent append: Delta skips it when (app_id, txn_version) already committed."""
+    (
+        records.write.format("delta")
+        .mode("append")
+        .option("txnAppId", app_id)
+        .option("txnVersion", txn_version)
+        .option("userMetadata", _commit_tag())
+        .save(sink)
+    )
+
+
+# --- the job -----------------------------------------------------------------------
+
+
+class AuditStream:
+    """The audit of one lakehouse: its targets, its sink, their streams."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        checkpoint_root: Path,
+        max_files_per_trigger: int | None = None,
+    ) -> None:
+        self.spark = spark
+        self.checkpoint_root = checkpoint_root
+        self.max_files = max_files_per_trigger
+        relations = delta_relations()
+        sinks = [relation for relation in relations if relation.name == SINK_MODEL]
+        if not sinks:
+            raise ProjectError(f"the manifest has no {SINK_MODEL} model; run `dbt parse` first")
+        self.sink_relation = sinks[0]
+        try:
+            self.sink = table_location(spark, self.sink_relation)
+            spark.sql(f"describe history {delta_path(self.sink)} limit 1").collect()
+        except PySparkException as error:
+            raise ProjectError(
+                f"the audit log {self.sink_relation.qualified_name} does not exist yet; "
+                "run `dbt build` (or `dbt run --select audit_change_log`) first"
+            ) from error
+        self.targets = []
+        for relation in relations:
+            if not relation.change_data_feed or relation.privacy.get("role") == "audit":
+                continue
+            try:
+                location = table_location(self.spark, relation)
+                read_history(spark, location).limit(1).collect()
+            except PySparkException:
+                print(f"  {relation.schema}.{relation.identifier}: not built yet, skipped")
+                continue
+            folder = checkpoint_root / f"{relation.schema}.{relation.identifier}"
+            self.targets.append(Target(relation, location, folder))
+
+    def audited_through(self) -> dict[str, int]:
+        rows = (
+            self.spark.read.format("delta")
+            .load(self.sink)
+            .groupBy("relation")
+            .agg(F.max("commit_version").alias("version"))
+            .collect()
+        )
+        return {row["relation"]: int(row["version"]) for row in rows}
+
+    def prepare(self, target: Target, audited: int | None) -> int:
+        """The checkpoint generation to stream from, after auditing any vacuumed gap.
+
+        A generation is a checkpoint folder ``from-v<N>`` whose stream started at
+        version N. The newest one goes on from its checkpoint while the feed still
+        reaches its position; otherwise (none yet, or VACUUM deleted the change files
+        it would read next) a new one starts at the first version the audit log does
+        not hold, after auditing any versions whose feed is gone from the history.
+        """
+        history = read_history(self.spark, target.location)
+        commits = [row.asDict() for row in history.collect()]
+        oldest = min((c["version"] for c in commits), default=0)
+        next_version = max((audited + 1) if audited is not None else oldest, oldest)
+        readable = cdf_readable_from(commits)
+        generations = _generations(target.checkpoints)
+        if generations:
+            position = checkpoint_position(target.checkpoints / f"from-v{generations[-1]}")
+            if max(position, generations[-1]) >= readable:
+                return generations[-1]
+        if next_version < readable:
+            gap = history_records(history, target, next_version, readable - 1)
+            append(gap, self.sink, _app_id(target, readable, "history"), readable)
+            print(
+                f"  {target.name}: VACUUM already deleted the change feed of versions "
+                f"{next_version}-{readable - 1}; audited them from the history",
+                flush=True,
+            )
+            next_version = readable
+        return next_version
+
+    def start(self, target: Target, generation: int, trigger: dict) -> object:
+        checkpoint = target.checkpoints / f"from-v{generation}"
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        reader = (
+            self.spark.readStream.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", generation)
+        )
+        if self.max_files:
+            reader = reader.option("maxFilesPerTrigger", self.max_files)
+        changes = reader.load(target.location).select("_change_type", "_commit_version")
+        app_id = _app_id(target, generation)
+
+        def on_batch(batch: DataFrame, batch_id: int) -> None:
+            last = consumed_through(checkpoint, batch_id)
+            previous = consumed_through(checkpoint, batch_id - 1) if batch_id > 0 else None
+            first = (previous + 1) if previous is not None else generation
+            if last is None:
+                last = first - 1
+            counts = change_counts(batch).cache()
+            try:
+                history = read_history(self.spark, target.location)
+                records = audit_records(history, counts, target, first, last)
+                append(records, self.sink, app_id, batch_id)
+            finally:
+                counts.unpersist()
+
+        return (
+            changes.writeStream.queryName(f"audit {target.name}")
+            .foreachBatch(on_batch)
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(**trigger)
+            .start()
+        )
+
+
+@contextmanager
+def exclusive(folder: Path) -> Iterator[None]:
+    """One audit_stream per checkpoint folder at a time (a second would race the first)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = (folder / ".lock").open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        raise ProjectError(
+            f"another audit_stream is running on {folder} (pid {lock.read().strip() or '?'}); "
+            "stop it first, or give this one its own --checkpoint-dir"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(str(os.getpid()))
+    lock.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def _summary(before: dict[str, int], after: dict[str, int], targets: list[Target]) -> int:
+    new = 0
+    for target in targets:
+        old, now = before.get(target.name), after.get(target.name)
+        if now is not None and now != old:
+            first = 0 if old is None else old + 1
+            new += now - first + 1
+            print(f"  {target.name:34} versions {first}-{now} audited", flush=True)
+    return new
+
+
+def run_once(job: AuditStream, retries: int = 2) -> int:
+    """Catch every relation up to its latest version (availableNow) and return."""
+    before = job.audited_through()
+    pending = list(job.targets)
+    failures: dict[str, str] = {}
+    for _attempt in range(retries + 1):
+        audited = job.audited_through()
+        queries = [
+            (
+                target,
+                job.start(
+                    target, job.prepare(target, audited.get(target.name)), {"availableNow": True}
+                ),
+            )
+            for target in pending
+        ]
+        pending, failures = [], {}
+        for target, query in queries:
+            query.awaitTermination()
+            if query.exception() is not None:
+                # a schema change or a vacuumed feed: prepare again and restart it
+                pending.append(target)
+                failures[target.name] = str(query.exception().desc).strip().splitlines()[0]
+        if not pending:
+            break
+    after = job.audited_through()
+    versions = _summary(before, after, job.targets)
+    print(
+        f"Audited {versions} new version(s) of {len(job.targets)} relation(s) into {job.sink_relation.schema}.{job.sink_relation.identifier}."
+    )
+    for name, message in failures.items():
+        print(f"audit_stream: {name} failed: {message[:300]}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def run_follow(job: AuditStream, interval: float, stop_after: float | None = None) -> int:
+    """Audit continuously (processing-time trigger) until SIGINT/SIGTERM."""
+    stopping = {"now": False}
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping["now"] = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    trigger = {"processingTime": f"{interval:g} seconds"}
+    audited = job.audited_through()
+    queries = {
+        target.name: (
+            target,
+            job.start(target, job.prepare(target, audited.get(target.name)), trigger),
+        )
+        for target in job.targets
+    }
+    print(
+        f"Following {len(queries)} relation(s) every {interval:g} s into "
+        f"{job.sink_relation.schema}.{job.sink_relation.identifier}; Ctrl-C to stop.",
+        flush=True,
+    )
+    started = time.monotonic()
+    restarts: dict[str, int] = {}
+    while not stopping["now"] and (stop_after is None or time.monotonic() - started < stop_after):
+        time.sleep(1)
+        for name, (target, query) in list(queries.items()):
+            if query.isActive:
+                continue
+            error = query.exception()
+            message = str(error.desc).strip().splitlines()[0] if error else "stopped"
+            restarts[name] = restarts.get(name, 0) + 1
+            if restarts[name] > 5:
+                print(f"audit_stream: {name} keeps failing: {message[:300]}", file=sys.stderr)
+                stopping["now"] = True
+                break
+            print(f"  {name}: stream stopped ({message[:200]}); restarting", flush=True)
+            audited = job.audited_through()
+            queries[name] = (
+                target,
+                job.start(target, job.prepare(target, audited.get(name)), trigger),
+            )
+    for _target, query in queries.values():
+        query.stop()
+    print("Stopped.", flush=True)
+    return 1 if any(count > 5 for count in restarts.values()) else 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.audit_stream", description=__doc__.split("\n\n")[0]
+    )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument(
+        "--once", action="store_true", help="catch up (availableNow trigger) and exit"
+    )
+    mode.add_argument(
+        "--follow", action="store_true", help="run until stopped (processing-time trigger)"
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=10.0,
+        help="--follow: seconds between micro-batches (default 10)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        help="where the streams keep their checkpoints (default <LAKEHOUSE_DIR>/checkpoints/audit_stream)",
+    )
+    parser.add_argument(
+        "--max-files-per-trigger",
+        type=int,
+        help="at most this many files per micro-batch (default: Delta's 1000)",
+    )
+    parser.add_argument(
+        "--shared-metastore",
+        action="store_true",
+        help="use dbt's metastore (tables by name) instead of paths; not while dbt runs locally",
+    )
+    parser.add_argument("--stop-after", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if not 0.5 <= args.interval <= 3600:
+        parser.error(f"--interval must be from 0.5 to 3600 seconds, got {args.interval:g}")
+    if args.max_files_per_trigger is not None and not 1 <= args.max_files_per_trigger <= 100000:
+        parser.error("--max-files-per-trigger must be from 1 to 100000")
+    return args
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    args = parse_args(argv)
+    from python_jobs.spark import get_spark
+
+    checkpoint_root = (
+        args.checkpoint_dir or state_dir() / "checkpoints" / "audit_stream"
+    ).resolve()
+    with exclusive(checkpoint_root):
+        spark = spark or get_spark(TOOL, shared_metastore=args.shared_metastore)
+        job = AuditStream(spark, checkpoint_root, args.max_files_per_trigger)
+        if args.once:
+            return run_once(job)
+        return run_follow(job, args.interval, args.stop_after)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ProjectError as error:
+        print(f"audit_stream: {error}", file=sys.stderr)
+        sys.exit(2)

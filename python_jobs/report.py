@@ -1,0 +1,508 @@
+"""GDPR report: changes and erasures per period, open requests and their deadlines.
+
+    python -m python_jobs.report                     # per day, into <LAKEHOUSE_DIR>/reports
+    python -m python_jobs.report --period week --output-dir out/
+
+Reads the audit log (``audit.change_log``, from ``python -m python_jobs.audit_stream``)
+and the erasure requests, and writes, under the output folder:
+
+    gdpr_report.md / gdpr_report.html   the page to read (the HTML is self-contained)
+    changes_per_day.png, request_age.png the charts on it
+    changes.csv    period, actor, tool, purpose, operation: commits and rows changed
+    erasures.csv   period: requests received, erased, purged; erasure commits and rows
+    requests.csv   every request: status, received, deadline, days left (no subject id)
+
+Exit status 1, with an ALERT line, when any open request is past its deadline (for cron
+and CI); 0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
+Runs by path on the in-memory catalog, so it may run while dbt runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import html
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from python_jobs.project import ProjectError, state_dir
+from python_jobs.relations import delta_relations, table_location
+
+PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
+OPEN = ("pending", "erasing", "failed")
+CHANGES_SQL = """
+select
+    date_format(date_trunc('{unit}', commit_timestamp), '{pattern}') as period,
+    coalesce(actor, '(untagged)') as actor,
+    coalesce(tool, '') as tool,
+    coalesce(purpose, '') as purpose,
+    operation,
+    count(distinct relation, commit_version) as commits,
+    coalesce(sum(case when change_type = 'insert' then row_count end), 0) as rows_inserted,
+    coalesce(sum(case when change_type = 'update_postimage' then row_count end), 0) as rows_updated,
+    coalesce(sum(case when change_type = 'delete' then row_count end), 0) as rows_deleted
+from change_log
+group by 1, 2, 3, 4, 5
+order by 1, 2, 3, 4, 5
+"""
+DAILY_SQL = """
+select to_date(commit_timestamp) as day, operation,
+       coalesce(sum(case when change_type != 'update_preimage' then row_count end), 0) as rows_changed,
+       count(distinct relation, commit_version) as commits
+from change_log
+group by 1, 2
+order by 1, 2
+"""
+ERASURES_SQL = """
+with periods as (
+    select date_format(date_trunc('{unit}', received_at), '{pattern}') as period, 'received' as what, request_id
+    from requests
+    union all
+    select date_format(date_trunc('{unit}', erased_at), '{pattern}'), 'erased', request_id
+    from requests where erased_at is not null
+    union all
+    select date_format(date_trunc('{unit}', purged_at), '{pattern}'), 'purged', request_id
+    from requests where purged_at is not null
+),
+
+commits as (
+    select
+        date_format(date_trunc('{unit}', commit_timestamp), '{pattern}') as period,
+        count(distinct relation, commit_version) as erasure_commits,
+        coalesce(sum(case when change_type in ('delete', 'update_postimage') then row_count end), 0) as rows_erased
+    from change_log
+    where purpose in ('erasure', 'reapply_erasure')
+    group by 1
+),
+
+counts as (
+    select
+        period,
+        count(distinct case when what = 'received' then request_id end) as requests_received,
+        count(distinct case when what = 'erased' then request_id end) as requests_erased,
+        count(distinct case when what = 'purged' then request_id end) as requests_purged
+    from periods
+    group by period
+)
+
+select
+    coalesce(counts.period, commits.period) as period,
+    coalesce(requests_received, 0) as requests_received,
+    coalesce(requests_erased, 0) as requests_erased,
+    coalesce(requests_purged, 0) as requests_purged,
+    coalesce(erasure_commits, 0) as erasure_commits,
+    coalesce(rows_erased, 0) as rows_erased
+from counts
+full outer join commits on counts.period = commits.period
+order by 1
+"""
+REQUESTS_SQL = """
+select
+    request_id,
+    coalesce(subject_type, 'unknown') as subject_type,
+    status,
+    received_at,
+    deadline,
+    round((unix_timestamp(timestamp'{now}') - unix_timestamp(received_at)) / 86400, 1) as age_days,
+    round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1) as days_left,
+    erased_at,
+    purged_at
+from requests
+order by received_at, request_id
+"""
+SUMMARY_SQL = """
+select
+    count(distinct relation, commit_version) as commits,
+    count(distinct relation) as relations,
+    count(distinct case when actor is null then concat(relation, ':', commit_version) end) as untagged,
+    min(commit_timestamp) as first_commit,
+    max(commit_timestamp) as last_commit
+from change_log
+"""
+
+
+@dataclass
+class Report:
+    period: str
+    generated_at: datetime
+    changes: list[dict[str, Any]]
+    daily: list[dict[str, Any]]
+    erasures: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    @property
+    def overdue(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["status"] in OPEN and r["days_left"] < 0]
+
+    @property
+    def open(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["status"] in (*OPEN, "held")]
+
+
+def _rows(spark: SparkSession, sql: str) -> list[dict[str, Any]]:
+    return [row.asDict() for row in spark.sql(sql).collect()]
+
+
+def collect(spark: SparkSession, period: str, now: datetime) -> Report:
+    """Read the audit log and the requests (by path) and aggregate them."""
+    relations = {relation.name: relation for relation in delta_relations()}
+    for view, model in (
+        ("change_log", "audit_change_log"),
+        ("requests", "privacy_erasure_requests"),
+    ):
+        if model not in relations:
+            raise ProjectError(f"the manifest has no {model}; run `dbt parse` first")
+        location = table_location(spark, relations[model])
+        if (
+            not Path(location.removeprefix("file:"), "_delta_log").is_dir()
+            and "://" not in location
+        ):
+            raise ProjectError(f"{model} is not built yet ({location}); run `dbt build` first")
+        spark.read.format("delta").load(location).createOrReplaceTempView(view)
+    unit, pattern = period, PERIODS[period]
+    text = now.strftime("%Y-%m-%d %H:%M:%S")
+    return Report(
+        period=period,
+        generated_at=now,
+        changes=_rows(spark, CHANGES_SQL.format(unit=unit, pattern=pattern)),
+        daily=_rows(spark, DAILY_SQL),
+        erasures=_rows(spark, ERASURES_SQL.format(unit=unit, pattern=pattern)),
+        requests=_rows(spark, REQUESTS_SQL.format(now=text)),
+        summary=_rows(spark, SUMMARY_SQL)[0],
+    )
+
+
+# --- output --------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_text(row[column]) for column in columns])
+
+
+def chart_changes(report: Report, path: Path) -> None:
+    """Stacked bars: rows changed per day, one colour per operation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    days = sorted({row["day"] for row in report.daily})
+    operations = sorted({row["operation"] for row in report.daily})
+    figure, axis = plt.subplots(figsize=(9, 4.2), dpi=100)
+    bottoms = [0] * len(days)
+    colours = plt.get_cmap("tab20")
+    for index, operation in enumerate(operations):
+        values = [
+            sum(
+                r["rows_changed"]
+                for r in report.daily
+                if r["day"] == day and r["operation"] == operation
+            )
+            for day in days
+        ]
+        labels = [day.strftime("%Y-%m-%d") for day in days]
+        axis.bar(labels, values, bottom=bottoms, label=operation, color=colours(index % 20))
+        bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+    axis.set_title("Rows changed per day, by operation (audit.change_log)")
+    axis.set_ylabel("rows (inserts + updates + deletes)")
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if not days:
+        axis.text(0.5, 0.5, "no audited change yet", ha="center", transform=axis.transAxes)
+    figure.autofmt_xdate()
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def chart_requests(report: Report, path: Path, deadline_days: float) -> None:
+    """Horizontal bars: each open request's age against its deadline."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = report.open[-30:]
+    figure, axis = plt.subplots(figsize=(9, max(2.2, 0.35 * len(shown) + 1.2)), dpi=100)
+    colours = {
+        "held": "#8c8c8c",
+        "overdue": "#d62728",
+        "due soon": "#ff7f0e",
+        "on time": "#2ca02c",
+    }
+    for index, request in enumerate(shown):
+        state = _state(request)
+        axis.barh(index, request["age_days"], color=colours[state])
+        axis.text(
+            request["age_days"] + 0.3,
+            index,
+            f"{state}, {request['days_left']:g} d left" if state != "held" else "held (legal hold)",
+            va="center",
+            fontsize=8,
+        )
+    axis.set_yticks(range(len(shown)), [r["request_id"] for r in shown], fontsize=8)
+    axis.axvline(deadline_days, color="#d62728", linestyle="--", linewidth=1)
+    axis.text(deadline_days, -0.9, f" deadline ({deadline_days:g} d)", color="#d62728", fontsize=8)
+    axis.set_xlabel("days since the request was received")
+    axis.set_title("Open erasure requests: age and deadline")
+    axis.set_xlim(0, max([deadline_days * 1.25] + [r["age_days"] * 1.15 for r in shown]))
+    if not shown:
+        axis.text(0.5, 0.5, "no open request", ha="center", transform=axis.transAxes)
+    axis.invert_yaxis()
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def _state(request: dict[str, Any]) -> str:
+    if request["status"] == "held":
+        return "held"
+    if request["days_left"] < 0:
+        return "overdue"
+    return "due soon" if request["days_left"] <= 7 else "on time"
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> list[list[str]]:
+    return [columns] + [[_text(row[c]) for c in columns] for row in rows]
+
+
+CHANGE_COLUMNS = ["period", "actor", "tool", "purpose", "operation", "commits",
+                  "rows_inserted", "rows_updated", "rows_deleted"]  # fmt: skip
+ERASURE_COLUMNS = ["period", "requests_received", "requests_erased", "requests_purged",
+                   "erasure_commits", "rows_erased"]  # fmt: skip
+REQUEST_COLUMNS = ["request_id", "subject_type", "status", "received_at", "deadline",
+                   "age_days", "days_left", "erased_at", "purged_at"]  # fmt: skip
+OPEN_COLUMNS = ["request_id", "subject_type", "status", "received_at", "deadline", "days_left"]
+
+
+def sections(report: Report) -> list[tuple[str, Any]]:
+    """The page, once, for both renderings: (kind, content) in reading order."""
+    s = report.summary
+    overdue, opened = report.overdue, report.open
+    parts: list[tuple[str, Any]] = [
+        ("title", "GDPR report"),
+        (
+            "para",
+            f"Generated {report.generated_at:%Y-%m-%d %H:%M} UTC, per {report.period}. "
+            f"Audit log: {s['commits'] or 0} commits of {s['relations'] or 0} relations, "
+            f"{_text(s['first_commit'])} to {_text(s['last_commit'])} UTC.",
+        ),
+    ]
+    if overdue:
+        parts.append(("alert", alert_line(report)))
+    parts += [
+        ("heading", "At a glance"),
+        (
+            "table",
+            [
+                ["", "count"],
+                [
+                    "open requests (pending, erasing, failed)",
+                    str(len([r for r in opened if r["status"] != "held"])),
+                ],
+                ["past their deadline", str(len(overdue))],
+                ["held (legal hold)", str(len([r for r in opened if r["status"] == "held"]))],
+                [
+                    "erased, files not yet purged",
+                    str(len([r for r in report.requests if r["status"] == "erased"])),
+                ],
+                ["purged", str(len([r for r in report.requests if r["status"] == "purged"]))],
+                [
+                    "commits without a tag (made outside the project's tools)",
+                    str(s["untagged"] or 0),
+                ],
+            ],
+        ),
+        ("heading", "Changes per day"),
+        ("image", ("changes_per_day.png", "Rows changed per day, by operation")),
+        ("heading", "Open requests"),
+        ("image", ("request_age.png", "Open erasure requests: age and deadline")),
+        ("table", _table(opened, OPEN_COLUMNS) if opened else [["no open request"]]),
+        ("heading", f"Erasures per {report.period}"),
+        ("table", _table(report.erasures, ERASURE_COLUMNS)),
+        ("heading", f"Changes per {report.period}, actor and operation"),
+        ("table", _table(report.changes, CHANGE_COLUMNS)),
+        (
+            "para",
+            "Rows: inserts, updates (post-images) and deletes from the Change Data Feed; "
+            "a commit that changed no row (VACUUM, OPTIMIZE, REORG) counts as a commit with 0 rows. "
+            "The CSV files beside this page hold the same tables.",
+        ),
+    ]
+    return parts
+
+
+def alert_line(report: Report) -> str:
+    overdue = report.overdue
+    worst = min(overdue, key=lambda r: r["days_left"])
+    return (
+        f"ALERT: {len(overdue)} erasure request(s) past their deadline; the oldest, "
+        f"{worst['request_id']}, by {-worst['days_left']:g} day(s). Run `dbt run-operation gdpr_erase`."
+    )
+
+
+def render_markdown(parts: list[tuple[str, Any]]) -> str:
+    out: list[str] = []
+    for kind, content in parts:
+        if kind == "title":
+            out.append(f"# {content}\n")
+        elif kind == "heading":
+            out.append(f"## {content}\n")
+        elif kind == "para":
+            out.append(f"{content}\n")
+        elif kind == "alert":
+            out.append(f"> **{content}**\n")
+        elif kind == "image":
+            out.append(f"![{content[1]}]({content[0]})\n")
+        elif kind == "table":
+            header, *rows = content
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "|".join("---" for _ in header) + "|")
+            out.extend(
+                "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
+            )
+            out.append("")
+    return "\n".join(out)
+
+
+def render_html(parts: list[tuple[str, Any]], folder: Path) -> str:
+    e = html.escape
+    body: list[str] = []
+    for kind, content in parts:
+        if kind == "title":
+            body.append(f"<h1>{e(content)}</h1>")
+        elif kind == "heading":
+            body.append(f"<h2>{e(content)}</h2>")
+        elif kind == "para":
+            body.append(f"<p>{e(content)}</p>")
+        elif kind == "alert":
+            body.append(f'<p class="alert">{e(content)}</p>')
+        elif kind == "image":
+            data = base64.b64encode((folder / content[0]).read_bytes()).decode()
+            body.append(f'<img alt="{e(content[1])}" src="data:image/png;base64,{data}">')
+        elif kind == "table":
+            header, *rows = content
+            cells = "".join(f"<th>{e(c)}</th>" for c in header)
+            lines = "".join(
+                "<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows
+            )
+            body.append(f"<table><thead><tr>{cells}</tr></thead><tbody>{lines}</tbody></table>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}"
+        "table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}"
+        "th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}th{background:#f3f3f3}"
+        "td:not(:first-child){font-variant-numeric:tabular-nums}"
+        ".alert{background:#fde2e1;border-left:4px solid #d62728;padding:.6rem;font-weight:600}"
+        "img{max-width:100%}"
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>GDPR report</title>'
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+    )
+
+
+def write(report: Report, folder: Path, deadline_days: float) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    write_csv(folder / "changes.csv", report.changes, CHANGE_COLUMNS)
+    write_csv(folder / "erasures.csv", report.erasures, ERASURE_COLUMNS)
+    write_csv(folder / "requests.csv", report.requests, REQUEST_COLUMNS)
+    chart_changes(report, folder / "changes_per_day.png")
+    chart_requests(report, folder / "request_age.png", deadline_days)
+    parts = sections(report)
+    (folder / "gdpr_report.md").write_text(render_markdown(parts))
+    (folder / "gdpr_report.html").write_text(render_html(parts, folder))
+    return [folder / name for name in ("gdpr_report.html", "gdpr_report.md", "changes.csv",
+                                       "erasures.csv", "requests.csv")]  # fmt: skip
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.report", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--period",
+        choices=sorted(PERIODS),
+        default="day",
+        help="period of the tables (default day)",
+    )
+    parser.add_argument(
+        "--output-dir", type=Path, help="where to write (default <LAKEHOUSE_DIR>/reports)"
+    )
+    parser.add_argument(
+        "--deadline-days",
+        type=float,
+        default=30,
+        help="the erasure deadline drawn on the chart (default 30, var erasure_deadline_days)",
+    )
+    parser.add_argument(
+        "--as-of",
+        help="report as of this UTC time (YYYY-MM-DD or YYYY-MM-DDTHH:MM), e.g. what will be "
+        "overdue next week; default now",
+    )
+    args = parser.parse_args(argv)
+    if args.as_of is not None:
+        try:
+            args.as_of = datetime.fromisoformat(args.as_of)
+        except ValueError:
+            parser.error(
+                f"--as-of {args.as_of[:40]!r} is not a date or time (YYYY-MM-DD[THH:MM[:SS]])"
+            )
+        if args.as_of.tzinfo is not None:
+            args.as_of = args.as_of.astimezone(UTC).replace(tzinfo=None)
+    return args
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    args = parse_args(argv)
+    from python_jobs.spark import get_spark
+
+    spark = spark or get_spark("gdpr_lakehouse.report", shared_metastore=False)
+    now = args.as_of or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    report = collect(spark, args.period, now)
+    folder = (args.output_dir or state_dir() / "reports").resolve()
+    written = write(report, folder, args.deadline_days)
+    s = report.summary
+    print(
+        f"GDPR report: {s['commits'] or 0} audited commits, {len(report.requests)} request(s), "
+        f"{len(report.open)} open, {len(report.overdue)} past deadline."
+    )
+    for path in written:
+        print(f"  {path}")
+    if report.overdue:
+        print(alert_line(report), file=sys.stderr)
+        for request in report.overdue:
+            print(
+                f"  {request['request_id']} ({request['subject_type']}, {request['status']}): "
+                f"deadline {_text(request['deadline'])} UTC, {-request['days_left']:g} day(s) ago",
+                file=sys.stderr,
+            )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ProjectError as error:
+        print(f"report: {error}", file=sys.stderr)
+        sys.exit(2)
