@@ -19,14 +19,16 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run test lint unit functional bench-erasure bench-restore clean
+.PHONY: help setup run audit test lint unit functional bench-erasure bench-restore bench-audit clean
 
 help:
-	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local)"
+	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
+	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make setup  only the set-up (venv, packages, Delta jars)"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
+	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
 
 # Reinstalled only when pyproject.toml changes.
@@ -47,6 +49,12 @@ SEED ?= 42
 run: setup
 	$(PY) -m python_jobs.generate --patients $(PATIENTS) --seed $(SEED)
 	$(DBT) build --target local
+	$(PY) -m python_jobs.audit_stream --once
+
+# Catch the audit log up, then write the GDPR report (exit 1 when a request is overdue).
+audit: setup
+	$(PY) -m python_jobs.audit_stream --once
+	$(PY) -m python_jobs.report
 
 lint: setup
 	$(VENV)/bin/ruff check python_jobs tests bench lint
@@ -69,6 +77,9 @@ bench-erasure: setup
 
 bench-restore: setup
 	$(PY) bench/restore.py $(BENCH_ARGS)
+
+bench-audit: setup
+	$(PY) bench/audit.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(LAKEHOUSE_DIR) target logs

@@ -30,6 +30,7 @@ and the stream resumes at the first version whose feed is still readable.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from pyspark.errors import PySparkException
+from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -67,10 +68,9 @@ _UPDATED = {"MERGE": "numTargetRowsUpdated", "UPDATE": "numUpdatedRows"}
 _DELETED = {"MERGE": "numTargetRowsDeleted", "DELETE": "numDeletedRows"}
 # Operations that change rows without counting them all (a RESTORE swaps files).
 _UNCOUNTED = ("RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")
-# string literals, then numbers that are not part of a name
-_LITERALS = re.compile(
-    r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|(?<![\w.$])-?\d+(?:\.\d+)?(?![\w.])"
-)
+# String literals (Delta records a predicate as Spark renders it: string literals in
+# single quotes, inside a JSON array), then numbers that are not part of a name.
+_LITERALS = re.compile(r"'(?:[^'\\]|\\.|'')*'|(?<![\w.$])-?\d+(?:\.\d+)?(?![\w.])")
 
 
 @dataclass(frozen=True)
@@ -219,6 +219,25 @@ def read_history(spark: SparkSession, location: str) -> DataFrame:
     return spark.sql(f"describe history {delta_path(location)}")
 
 
+# Operations that give a table a new identity (Delta metadata id): a Structured
+# Streaming read cannot cross them, a batch read of the feed can.
+_NEW_IDENTITY = (
+    "CREATE TABLE",
+    "CREATE TABLE AS SELECT",
+    "CREATE OR REPLACE TABLE",
+    "CREATE OR REPLACE TABLE AS SELECT",
+    "REPLACE TABLE",
+    "REPLACE TABLE AS SELECT",
+    "RESTORE",
+)
+
+
+def stream_from(commits: list[dict]) -> int:
+    """The first version a stream can read: the newest commit that gave a new identity."""
+    versions = [c["version"] for c in commits if c["operation"] in _NEW_IDENTITY]
+    return max(versions, default=min((c["version"] for c in commits), default=0))
+
+
 def cdf_readable_from(commits: list[dict]) -> int:
     """The first version whose Change Data Feed is still readable.
 
@@ -283,8 +302,14 @@ def checkpoint_position(checkpoint: Path) -> int:
     return 0 if consumed is None else consumed + 1
 
 
-def _app_id(target: Target, generation: int, kind: str = "stream") -> str:
-    return f"gdpr_lakehouse.audit_stream:{target.name}:{kind}:from-v{generation}"
+def _app_id(target: Target, kind: str) -> str:
+    """The idempotent-write id of one kind of append to the audit log, per relation.
+
+    Delta skips an append whose txnVersion is not above the last one committed under
+    its txnAppId: stream batches use the checkpoint's batch id (per generation),
+    catch-ups and history gaps their last version (which only grows).
+    """
+    return f"gdpr_lakehouse.audit_stream:{target.name}:{kind}"
 
 
 def _commit_tag() -> str:
@@ -336,16 +361,24 @@ class AuditStream:
         for relation in relations:
             if not relation.change_data_feed or relation.privacy.get("role") == "audit":
                 continue
-            try:
-                location = table_location(self.spark, relation)
-                read_history(spark, location).limit(1).collect()
-            except PySparkException:
+            target = self.resolve(relation)
+            if target is None:
                 print(f"  {relation.schema}.{relation.identifier}: not built yet, skipped")
-                continue
-            folder = checkpoint_root / f"{relation.schema}.{relation.identifier}"
-            self.targets.append(Target(relation, location, folder))
+            else:
+                self.targets.append(target)
+
+    def resolve(self, relation: DeltaRelation) -> Target | None:
+        """Where the relation's table is now, and which table it is (None: not built)."""
+        try:
+            location = table_location(self.spark, relation)
+            read_history(self.spark, location).limit(1).collect()
+        except PySparkException:
+            return None
+        folder = self.checkpoint_root / f"{relation.schema}.{relation.identifier}"
+        return Target(relation, location, folder)
 
     def audited_through(self) -> dict[str, int]:
+        """The last version audited per relation."""
         rows = (
             self.spark.read.format("delta")
             .load(self.sink)
@@ -356,56 +389,94 @@ class AuditStream:
         return {row["relation"]: int(row["version"]) for row in rows}
 
     def prepare(self, target: Target, audited: int | None) -> int:
-        """The checkpoint generation to stream from, after auditing any vacuumed gap.
+        """The checkpoint generation to stream from, after catching up what a stream can't.
 
         A generation is a checkpoint folder ``from-v<N>`` whose stream started at
-        version N. The newest one goes on from its checkpoint while the feed still
-        reaches its position; otherwise (none yet, or VACUUM deleted the change files
-        it would read next) a new one starts at the first version the audit log does
-        not hold, after auditing any versions whose feed is gone from the history.
+        version N. The newest goes on from its checkpoint while a stream can still
+        read its position: the feed's files are still there (VACUUM), and no commit
+        since gave the table a new identity (a REPLACE, which every dbt build of a
+        table model makes, or a RESTORE: a stream cannot cross one,
+        DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE). Otherwise the versions before
+        that point are audited now, from a batch read of the feed (or, where VACUUM
+        deleted it, from the history), and a new generation starts after them.
         """
         history = read_history(self.spark, target.location)
         commits = [row.asDict() for row in history.collect()]
         oldest = min((c["version"] for c in commits), default=0)
         next_version = max((audited + 1) if audited is not None else oldest, oldest)
         readable = cdf_readable_from(commits)
+        floor = max(readable, stream_from(commits))
         generations = _generations(target.checkpoints)
         if generations:
             position = checkpoint_position(target.checkpoints / f"from-v{generations[-1]}")
-            if max(position, generations[-1]) >= readable:
+            if max(position, generations[-1]) >= floor:
                 return generations[-1]
         if next_version < readable:
             gap = history_records(history, target, next_version, readable - 1)
-            append(gap, self.sink, _app_id(target, readable, "history"), readable)
+            append(gap, self.sink, _app_id(target, "history"), readable - 1)
             print(
                 f"  {target.name}: VACUUM already deleted the change feed of versions "
                 f"{next_version}-{readable - 1}; audited them from the history",
                 flush=True,
             )
             next_version = readable
+        if next_version < floor:
+            self.catch_up(target, history, next_version, floor - 1)
+            next_version = floor
         return next_version
+
+    def catch_up(self, target: Target, history: DataFrame, first: int, last: int) -> None:
+        """Audit [first, last] from a batch read of the feed (it crosses REPLACEs)."""
+        try:
+            changes = (
+                self.spark.read.format("delta")
+                .option("readChangeFeed", "true")
+                .option("startingVersion", first)
+                .option("endingVersion", last)
+                .load(target.location)
+                .select("_change_type", "_commit_version")
+            )
+            records = audit_records(history, change_counts(changes), target, first, last)
+            append(records, self.sink, _app_id(target, "catch-up"), last)
+        except PySparkException as error:  # e.g. an incompatible schema change in between
+            reason = (str(error).strip().splitlines() or ["?"])[0][:200]
+            print(
+                f"  {target.name}: versions {first}-{last} from the history ({reason})", flush=True
+            )
+            append(
+                history_records(history, target, first, last),
+                self.sink,
+                _app_id(target, "history"),
+                last,
+            )
 
     def start(self, target: Target, generation: int, trigger: dict) -> object:
         checkpoint = target.checkpoints / f"from-v{generation}"
         checkpoint.mkdir(parents=True, exist_ok=True)
+        # A stream cannot start after the latest version (VersionNotFoundException), so a
+        # generation whose first version is not committed yet starts at the latest one
+        # and skips it: the folder name, not the start, says where auditing begins.
+        latest = read_history(self.spark, target.location).agg(F.max("version")).first()[0]
         reader = (
             self.spark.readStream.format("delta")
             .option("readChangeFeed", "true")
-            .option("startingVersion", generation)
+            .option("startingVersion", min(generation, latest))
         )
         if self.max_files:
             reader = reader.option("maxFilesPerTrigger", self.max_files)
         changes = reader.load(target.location).select("_change_type", "_commit_version")
-        app_id = _app_id(target, generation)
+        app_id = _app_id(target, f"stream:from-v{generation}")
 
         def on_batch(batch: DataFrame, batch_id: int) -> None:
             last = consumed_through(checkpoint, batch_id)
             previous = consumed_through(checkpoint, batch_id - 1) if batch_id > 0 else None
-            first = (previous + 1) if previous is not None else generation
+            first = max((previous + 1) if previous is not None else generation, generation)
             if last is None:
                 last = first - 1
-            counts = change_counts(batch).cache()
+            counts = change_counts(batch.where(F.col("_commit_version") >= generation)).cache()
             try:
+                if first > last and counts.isEmpty():
+                    return  # a new generation's first batch: only the version before it
                 history = read_history(self.spark, target.location)
                 records = audit_records(history, counts, target, first, last)
                 append(records, self.sink, app_id, batch_id)
@@ -461,7 +532,9 @@ def run_once(job: AuditStream, retries: int = 2) -> int:
     before = job.audited_through()
     pending = list(job.targets)
     failures: dict[str, str] = {}
-    for _attempt in range(retries + 1):
+    for attempt in range(retries + 1):
+        if attempt:  # a table dropped and created again is a new table: resolve it anew
+            pending = [job.resolve(target.relation) or target for target in pending]
         audited = job.audited_through()
         queries = [
             (
@@ -474,11 +547,12 @@ def run_once(job: AuditStream, retries: int = 2) -> int:
         ]
         pending, failures = [], {}
         for target, query in queries:
-            query.awaitTermination()
+            with contextlib.suppress(StreamingQueryException):
+                query.awaitTermination()
             if query.exception() is not None:
                 # a schema change or a vacuumed feed: prepare again and restart it
                 pending.append(target)
-                failures[target.name] = str(query.exception().desc).strip().splitlines()[0]
+                failures[target.name] = (str(query.exception()).strip().splitlines() or ["?"])[0]
         if not pending:
             break
     after = job.audited_through()
@@ -522,17 +596,18 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
             if query.isActive:
                 continue
             error = query.exception()
-            message = str(error.desc).strip().splitlines()[0] if error else "stopped"
+            message = (str(error).strip().splitlines() or ["?"])[0] if error else "stopped"
             restarts[name] = restarts.get(name, 0) + 1
             if restarts[name] > 5:
                 print(f"audit_stream: {name} keeps failing: {message[:300]}", file=sys.stderr)
                 stopping["now"] = True
                 break
             print(f"  {name}: stream stopped ({message[:200]}); restarting", flush=True)
+            target = job.resolve(target.relation) or target  # dropped and created again?
             audited = job.audited_through()
             queries[name] = (
                 target,
-                job.start(target, job.prepare(target, audited.get(name)), trigger),
+                job.start(target, job.prepare(target, audited.get(target.name)), trigger),
             )
     for _target, query in queries.values():
         query.stop()

@@ -77,7 +77,7 @@ commits as (
         count(distinct relation, commit_version) as erasure_commits,
         coalesce(sum(case when change_type in ('delete', 'update_postimage') then row_count end), 0) as rows_erased
     from change_log
-    where purpose in ('erasure', 'reapply_erasure')
+    where purpose in ('erase', 'reapply_erasure')
     group by 1
 ),
 
@@ -201,7 +201,11 @@ def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Non
 
 
 def chart_changes(report: Report, path: Path) -> None:
-    """Stacked bars: rows changed per day, one colour per operation."""
+    """Changes per day by operation, stacked: rows changed (left), commits (right).
+
+    Rows show what data moved (a table model's rebuild rewrites all its rows); commits
+    show what happened at all (a VACUUM, REORG or RESTORE moves no row but matters).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -209,28 +213,37 @@ def chart_changes(report: Report, path: Path) -> None:
 
     days = sorted({row["day"] for row in report.daily})
     operations = sorted({row["operation"] for row in report.daily})
-    figure, axis = plt.subplots(figsize=(9, 4.2), dpi=100)
-    bottoms = [0] * len(days)
-    colours = plt.get_cmap("tab20")
-    for index, operation in enumerate(operations):
-        values = [
-            sum(
-                r["rows_changed"]
-                for r in report.daily
-                if r["day"] == day and r["operation"] == operation
+    colours = {op: plt.get_cmap("tab20")(i % 20) for i, op in enumerate(operations)}
+    labels = [day.strftime("%Y-%m-%d") for day in days]
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.6), dpi=100)
+    for axis, measure, title in (
+        (axes[0], "rows_changed", "Rows changed (inserts + updates + deletes)"),
+        (axes[1], "commits", "Commits"),
+    ):
+        bottoms = [0] * len(days)
+        for operation in operations:
+            values = [
+                sum(
+                    r[measure]
+                    for r in report.daily
+                    if r["day"] == day and r["operation"] == operation
+                )
+                for day in days
+            ]
+            if not any(values):
+                continue
+            axis.bar(
+                labels, values, bottom=bottoms, width=0.6, label=operation, color=colours[operation]
             )
-            for day in days
-        ]
-        labels = [day.strftime("%Y-%m-%d") for day in days]
-        axis.bar(labels, values, bottom=bottoms, label=operation, color=colours(index % 20))
-        bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-    axis.set_title("Rows changed per day, by operation (audit.change_log)")
-    axis.set_ylabel("rows (inserts + updates + deletes)")
-    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    if not days:
-        axis.text(0.5, 0.5, "no audited change yet", ha="center", transform=axis.transAxes)
-    figure.autofmt_xdate()
-    figure.tight_layout()
+            bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+        axis.set_title(title, fontsize=10)
+        axis.tick_params(axis="x", labelrotation=30, labelsize=8)
+        if not days:
+            axis.text(0.5, 0.5, "no audited change yet", ha="center", transform=axis.transAxes)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[op]) for op in operations]
+    figure.legend(handles, operations, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    figure.suptitle("Changes per day, by operation (audit.change_log)", fontsize=11)
+    figure.tight_layout(rect=(0, 0.05 + 0.045 * ((len(operations) + 3) // 4), 1, 1))
     figure.savefig(path)
     plt.close(figure)
 

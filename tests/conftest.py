@@ -32,6 +32,12 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("DBT_TARGET", None)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The audit suite last: it audits the lakehouse every other suite has ingested
+    into, erased from, restored and purged (a stable sort keeps every other order)."""
+    items.sort(key=lambda item: item.path.name == "test_audit.py")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_STATE, ignore_errors=True)
 

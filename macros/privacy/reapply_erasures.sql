@@ -84,6 +84,9 @@ group by requests.subject_id
             'detail': detail | trim,
         }) -%}
     {%- endfor -%}
+    {#- the settling writes (evidence, requests, restore log) say which restore they settle -#}
+    {%- set restore_ids = items | map(attribute='restore_id') | unique | list -%}
+    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', extra={'restore_id': restore_ids[:7] | join(' ')})) -%}
     {%- set reapplied = items | selectattr('reapply_commit', 'ne', none) | list -%}
     {%- if reapplied -%}
         {%- do run_query(gdpr_lakehouse._reapply_evidence_sql(ctx, reapplied)) -%}
@@ -92,6 +95,7 @@ group by requests.subject_id
         {%- endif -%}
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse._restore_log_finish_sql(ctx, items)) -%}
+    {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {{ return(items) }}
 {%- endmacro %}
 

@@ -10,9 +10,9 @@ with empty as (
         cast(null as bigint) as commit_version,
         cast(null as timestamp) as commit_timestamp,
         cast(null as string) as change_type,
-        cast(null as bigint) as row_count,
-        cast(null as string) as operation,
-        cast(null as map<string, string>) as operation_parameters,
+        cast(null as bigint) as row_count,  -- noqa: RF04
+        cast(null as string) as operation,  -- noqa: RF04
+        cast(null as map <string, string>) as operation_parameters,
         cast(null as string) as user_metadata,
         cast(null as string) as actor,
         cast(null as string) as tool,

@@ -29,6 +29,14 @@ def test_every_delta_node_carries_the_baseline(manifest: dict) -> None:
             assert vault["delta.enableChangeDataFeed"] == "false"
             assert vault["delta.deletedFileRetentionDuration"] == "interval 1 hours"
             continue
+        if relation.privacy.get("role") == "audit":
+            # the audit log is not audited (no CDF) and only ever appended to
+            audit = node["config"]["tblproperties"]
+            assert audit["delta.enableChangeDataFeed"] == "false"
+            assert audit["delta.appendOnly"] == "true"
+            assert not relation.change_data_feed
+            continue
+        assert relation.change_data_feed
         assert node["config"]["tblproperties"] == BASELINE, relation.unique_id
 
 
@@ -38,6 +46,7 @@ def test_keys_and_history_are_never_rebuilt(manifest: dict) -> None:
         "privacy_erasure_tombstones",
         "gold_encounters_monthly",
         "gold_clicks_hourly",
+        "audit_change_log",
     ):
         config = manifest["nodes"][f"model.gdpr_lakehouse.{name}"]["config"]
         assert config["full_refresh"] is False, name

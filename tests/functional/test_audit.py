@@ -1,0 +1,350 @@
+"""The audit stream, commit tags and the GDPR report, end to end on real dbt + Spark + Delta.
+
+The suite runs last (conftest orders it): it audits the lakehouse every other suite
+ingested into, erased from, restored and purged, and adds its own erase -> restore ->
+purge (retention 0, so VACUUM deletes change files before they are audited) and a
+change typed by hand that names a subject. Then: `--once` audits every version exactly
+once (the dbt compliance test says so), rewrites are audited as what they are, no
+generated PII value is anywhere in the audit log, a run killed mid-way resumes without
+a gap or a duplicate, `--follow` audits dbt's commits while dbt runs, and the report
+says what is overdue.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import audit_stream, generate, purge, report
+from python_jobs.relations import delta_relations
+from tests.dbt_harness import ROOT, DbtProject
+
+pytestmark = pytest.mark.functional
+
+PATIENTS = 120
+SINK = "audit.change_log"
+PII_COLUMNS = ("patient_id", "full_name", "email", "phone", "national_id", "address", "user_id",
+               "username", "ip_address")  # fmt: skip
+
+
+def _latest(spark: SparkSession, table: str) -> int:
+    return spark.sql(f"describe history {table} limit 1").first()["version"]
+
+
+def _audited(spark: SparkSession, relation: str) -> list[tuple]:
+    return [
+        tuple(row)
+        for row in spark.sql(
+            f"select commit_version, change_type, row_count, operation, purpose, count_source "
+            f"from {SINK} where relation = '{relation}' order by commit_version, change_type"
+        ).collect()
+    ]
+
+
+def _completeness(dbt: DbtProject) -> tuple[bool, str]:
+    """The dbt compliance test, run the way a user runs it; (passed, its messages)."""
+    success, errors = dbt.invoke_errors("test", "--select", "tag:audit_completeness")
+    return success, "\n".join(errors)
+
+
+def _duplicates(spark: SparkSession) -> list[tuple]:
+    return [
+        tuple(row)
+        for row in spark.sql(
+            f"select relation, commit_version, change_type, count(*) from {SINK} "
+            "group by all having count(*) > 1"
+        ).collect()
+    ]
+
+
+def _sink_commits(spark: SparkSession) -> int:
+    return _latest(spark, SINK)
+
+
+def _job(*args: str, log: Path) -> subprocess.Popen:
+    """The job as a user starts it: its own JVM, tables by path (dbt holds the metastore)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "python_jobs.audit_stream", *args],
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _wait(condition, timeout: float, what: str) -> float:
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def sequence(dbt: DbtProject, spark: SparkSession) -> dict:
+    """ingest (if nothing ran before) -> erase -> restore -> purge -> a hand change."""
+    if not spark.catalog.tableExists("privacy.restore_log"):
+        generate.main(["--patients", str(PATIENTS), "--batch", "1"])
+        dbt.invoke("build")
+    else:
+        dbt.invoke("run", "--select", "audit_change_log")
+    cdf = [r for r in delta_relations(dbt.manifest()) if r.change_data_feed]
+    before = {f"{r.schema}.{r.identifier}": _latest(spark, r.qualified_name) for r in cdf}
+    patient_id, pseudonym = spark.sql(
+        "select k.subject_id, k.subject_pseudonym from privacy.subject_keys k "
+        "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
+        "order by k.subject_id desc limit 1"
+    ).first()
+    silver_before = _latest(spark, "silver.patients")
+    dbt.operation("request_erasure", {"subject_ids": [patient_id], "reason": "audit suite"})
+    dbt.operation("gdpr_erase")
+    request_id = spark.sql(
+        f"select request_id from privacy.erasure_requests where subject_id = '{patient_id}'"
+    ).first()[0]
+    dbt.operation(
+        "restore_version",
+        {"model": "silver_patients", "version": silver_before, "reason": "audit suite rollback"},
+    )
+    purge.main(
+        ["--request-id", request_id, "--retain-hours", "0", "--allow-short-retention"], spark
+    )
+    # a change typed by hand: its predicate and its free-text tag name a subject
+    other = spark.sql(
+        f"select patient_id from bronze.patients where patient_id != '{patient_id}' limit 1"
+    ).first()[0]
+    spark.sql(f"set spark.databricks.delta.commitInfo.userMetadata=fixing {other} by hand")
+    try:
+        spark.sql(f"update bronze.patients set city = city where patient_id = '{other}'")
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    hand_version = _latest(spark, "bronze.patients")
+    rc = audit_stream.main(["--once"], spark)
+    return {
+        "rc": rc,
+        "patient_id": patient_id,
+        "pseudonym": pseudonym,
+        "other": other,
+        "request_id": request_id,
+        "hand_version": hand_version,
+        "before": before,
+    }
+
+
+def test_once_audits_every_version_of_every_cdf_relation_exactly_once(
+    sequence: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    assert sequence["rc"] == 0
+    passed, messages = _completeness(dbt)
+    assert passed, messages
+    assert _duplicates(spark) == []
+    relations = [r for r in delta_relations(dbt.manifest()) if r.change_data_feed]
+    audited = {row[0] for row in spark.sql(f"select distinct relation from {SINK}").collect()}
+    assert audited == {f"{r.schema}.{r.identifier}" for r in relations}
+    assert "privacy.subject_keys" not in audited and SINK not in audited
+
+
+def test_rewrites_are_audited_as_what_they_are(sequence: dict, spark: SparkSession) -> None:
+    rows = _audited(spark, "silver.patients")
+    by_operation = {(row[3], row[4]) for row in rows}
+    # the erasure MERGE, the RESTORE, its re-erasure, the purge's REORG and VACUUM
+    for expected in (
+        ("MERGE", "erase"),
+        ("RESTORE", "restore"),
+        ("REORG", "purge"),
+        ("VACUUM START", "purge"),
+        ("VACUUM END", "purge"),
+        ("CREATE OR REPLACE TABLE AS SELECT", "build"),
+    ):
+        assert expected in by_operation, (expected, sorted(by_operation))
+    # commits that change no row: one row, no change type, 0 rows
+    for version, change_type, count, operation, _purpose, _source in rows:
+        if operation in ("VACUUM START", "VACUUM END", "REORG"):
+            assert (change_type, count) == (None, 0), (version, operation)
+    # the purge (retention 0) deleted change files no audit had read yet: those versions
+    # come from the history, with the counts their commits recorded
+    sources = {row[5] for row in rows}
+    assert "history" in sources
+    erasure = [row for row in rows if row[3] == "MERGE" and row[4] == "erase"]
+    assert sum(row[2] for row in erasure if row[1] == "delete") >= 1
+
+
+def test_every_commit_says_who_and_why(sequence: dict, spark: SparkSession) -> None:
+    """Every commit the sequence made through the project's commands carries a tag;
+    the one change typed by hand is the only untagged one, and it stands out."""
+    window = " or ".join(
+        f"(relation = '{name}' and commit_version > {version})"
+        for name, version in sequence["before"].items()
+    )
+    rows = spark.sql(
+        f"select relation, commit_version, operation, actor, tool, purpose from {SINK} where {window}"
+    ).collect()
+    untagged = {(r[0], r[1], r[2]) for r in rows if r[3] is None}
+    assert untagged == {("bronze.patients", sequence["hand_version"], "UPDATE")}
+    assert all(r[3] == "pytest" and r[4] and r[5] for r in rows if r[3] is not None)
+    purposes = {(r[4], r[5]) for r in rows}
+    for expected in (
+        ("dbt", "request_erasure"),
+        ("dbt", "erase"),
+        ("dbt", "restore"),
+        ("dbt", "reapply_erasure"),
+        ("python_jobs.purge", "purge"),
+    ):
+        assert expected in purposes, (expected, sorted(purposes, key=str))
+    # the audit log's own commits are tagged too: dbt's (it owns the table) and the job's
+    sink_tags = [
+        row["userMetadata"] or "" for row in spark.sql(f"describe history {SINK}").collect()
+    ]
+    assert all('"tool": ' in tag for tag in sink_tags), sink_tags
+    assert any('"tool": "python_jobs.audit_stream"' in tag for tag in sink_tags)
+
+
+def test_a_change_typed_by_hand_is_audited_without_what_it_named(
+    sequence: dict, spark: SparkSession
+) -> None:
+    row = spark.sql(
+        f"select operation_parameters['predicate'], user_metadata, change_type, row_count "
+        f"from {SINK} where relation = 'bronze.patients' and commit_version = {sequence['hand_version']} "
+        "order by change_type"
+    ).collect()
+    assert [(r[2], r[3]) for r in row] == [("update_postimage", 1), ("update_preimage", 1)]
+    predicate, tag = row[0][0], row[0][1]
+    assert sequence["other"] not in predicate and "?" in predicate, predicate
+    assert tag.startswith("(free text of ") and sequence["other"] not in tag
+
+
+def test_no_generated_personal_data_is_in_the_audit_log(
+    sequence: dict, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    values: set[str] = set()
+    for path in (lakehouse_dir / "landing").glob("*/batch-*.parquet"):
+        table = pq.read_table(path)
+        for column in PII_COLUMNS:
+            if column in table.column_names:
+                values.update(str(v) for v in table.column(column).to_pylist() if v)
+    values.update(
+        row[0]
+        for row in spark.sql("select subject_pseudonym from privacy.erasure_tombstones").collect()
+        if row[0]
+    )
+    assert len(values) > 500
+    text = "\n".join(
+        row[0]
+        for row in spark.sql(
+            f"select concat_ws('|', relation, node, change_type, operation, "
+            f"array_join(map_values(operation_parameters), '|'), user_metadata, actor, tool, purpose) "
+            f"from {SINK}"
+        ).collect()
+    )
+    assert len(text) > 10000
+    assert sorted(value for value in values if value in text) == []
+
+
+def test_the_completeness_test_fails_on_a_version_not_audited(
+    sequence: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    spark.sql("alter table gold.clicks_hourly set tblproperties ('gdpr_lakehouse.probe' = '1')")
+    version = _latest(spark, "gold.clicks_hourly")
+    passed, messages = _completeness(dbt)
+    assert not passed
+    assert "Got 1 result" in messages, messages
+    assert audit_stream.main(["--once"], spark) == 0
+    assert _audited(spark, "gold.clicks_hourly")[-1][:4] == (version, None, 0, "SET TBLPROPERTIES")
+    assert _completeness(dbt)[0]
+
+
+def test_a_run_killed_mid_way_resumes_with_no_gap_and_no_duplicate(
+    sequence: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path
+) -> None:
+    spark.sql(
+        "set spark.databricks.delta.commitInfo.userMetadata="
+        '{"actor": "pytest", "tool": "pytest", "purpose": "audit kill test"}'
+    )
+    try:
+        for _ in range(12):
+            spark.sql("update reference.departments set department_name = department_name")
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    latest = _latest(spark, "reference.departments")
+    start = _sink_commits(spark)
+    job = _job("--once", "--max-files-per-trigger", "1", log=tmp_path / "killed.log")
+    try:
+        _wait(lambda: _sink_commits(spark) >= start + 2, 240, "two audited batches")
+    finally:
+        job.send_signal(signal.SIGKILL)
+        job.wait(30)
+    audited = {row[0] for row in _audited(spark, "reference.departments")}
+    assert latest not in audited, "the job finished before it was killed: nothing to resume"
+    assert audit_stream.main(["--once"], spark) == 0
+    rows = _audited(spark, "reference.departments")
+    assert {row[0] for row in rows} >= set(range(latest - 11, latest + 1))
+    assert _duplicates(spark) == []
+    assert _completeness(dbt)[0]
+    counts = [row[2] for row in rows if row[0] > latest - 12 and row[1] == "update_postimage"]
+    departments = spark.sql("select count(*) from reference.departments").first()[0]
+    assert counts == [departments] * 12
+
+
+def test_follow_audits_dbt_commits_while_dbt_runs(
+    sequence: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path
+) -> None:
+    log = tmp_path / "follow.log"
+    job = _job("--follow", "--interval", "1", log=log)
+    try:
+        _wait(lambda: "Following" in log.read_text(), 240, "the stream to start")
+        dbt.invoke("run", "--select", "silver_users")
+        latest = _latest(spark, "silver.users")
+        lag = _wait(
+            lambda: max(row[0] for row in _audited(spark, "silver.users")) >= latest,
+            120,
+            "dbt's commits in the audit log",
+        )
+        print(f"follow: dbt's last commit audited {lag:.1f} s after dbt returned")
+    finally:
+        job.send_signal(signal.SIGTERM)
+        code = job.wait(120)
+    assert code == 0, log.read_text()[-2000:]
+    assert "Stopped." in log.read_text()
+    assert _duplicates(spark) == []
+    assert _completeness(dbt)[0]
+
+
+def test_report_lists_changes_and_alerts_on_overdue_requests(
+    sequence: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path, capsys
+) -> None:
+    user_id = spark.sql(
+        "select subject_id from privacy.subject_keys where subject_type = 'user' "
+        "and subject_id not in (select subject_id from privacy.erasure_requests) limit 1"
+    ).first()[0]
+    dbt.operation("request_erasure", {"subject_ids": [user_id], "reason": "report test"})
+    out = tmp_path / "report"
+    assert report.main(["--output-dir", str(out)], spark) == 0
+    later = (datetime.now(UTC) + timedelta(days=31)).strftime("%Y-%m-%dT%H:%M")
+    assert report.main(["--output-dir", str(out), "--as-of", later], spark) == 1
+    err = capsys.readouterr().err
+    assert "ALERT:" in err and "past their deadline" in err
+    page = (out / "gdpr_report.md").read_text()
+    assert "ALERT:" in page and "![Rows changed per day" in page
+    for name in ("changes_per_day.png", "request_age.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (out / "gdpr_report.html").read_text()
+    assert html.count("data:image/png;base64,") == 2
+    changes = (out / "changes.csv").read_text().splitlines()
+    assert changes[0] == ",".join(report.CHANGE_COLUMNS)
+    assert any(",restore,RESTORE," in line for line in changes)
+    assert any(",erase,MERGE," in line for line in changes)
+    requests = (out / "requests.csv").read_text()
+    assert sequence["request_id"] in requests
+    # no subject id in the report files
+    for path in out.glob("*.csv"):
+        text = path.read_text()
+        assert user_id not in text and sequence["patient_id"] not in text, path.name
