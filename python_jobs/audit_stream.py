@@ -135,22 +135,36 @@ def audit_records(
     commits = commit_columns(
         history.where(F.col("version").between(first, last) | F.col("version").isin(counted))
     )
-    rows = commits.join(counts, "commit_version", "left").select(
+    rows = commits.join(counts, "commit_version", "left")
+    return audit_columns(
+        rows,
+        target,
+        F.col("change_type"),
+        F.coalesce(F.col("row_count"), F.lit(0)).cast("bigint"),
+        "change_data_feed",
+    )
+
+
+def audit_columns(
+    commits: DataFrame, target: Target, change_type: F.Column, row_count: F.Column, source: str
+) -> DataFrame:
+    """The audit log's columns, in its order, from commit_columns() plus the counts."""
+    return commits.select(
         F.lit(target.name).alias("relation"),
         F.lit(target.relation.unique_id).alias("node"),
         "commit_version",
         "commit_timestamp",
-        "change_type",
-        F.coalesce(F.col("row_count"), F.lit(0)).cast("bigint").alias("row_count"),
+        change_type.alias("change_type"),
+        row_count.alias("row_count"),
         "operation",
         "operation_parameters",
         "user_metadata",
         "actor",
         "tool",
         "purpose",
-        F.lit("change_data_feed").alias("count_source"),
+        F.lit(source).alias("count_source"),
+        F.current_timestamp().alias("audited_at"),
     )
-    return rows.withColumn("audited_at", F.current_timestamp())
 
 
 def history_records(history: DataFrame, target: Target, first: int, last: int) -> DataFrame:
@@ -190,21 +204,12 @@ def history_records(history: DataFrame, target: Target, first: int, last: int) -
     commits = history.where(F.col("version").between(first, last)).withColumn(
         "change", F.explode(F.when(F.size(counted) > 0, counted).otherwise(F.array(none)))
     )
-    return commit_columns(commits, "change").select(
-        F.lit(target.name).alias("relation"),
-        F.lit(target.relation.unique_id).alias("node"),
-        "commit_version",
-        "commit_timestamp",
-        F.col("change.change_type").alias("change_type"),
-        F.col("change.row_count").alias("row_count"),
-        "operation",
-        "operation_parameters",
-        "user_metadata",
-        "actor",
-        "tool",
-        "purpose",
-        F.lit("history").alias("count_source"),
-        F.current_timestamp().alias("audited_at"),
+    return audit_columns(
+        commit_columns(commits, "change"),
+        target,
+        F.col("change.change_type"),
+        F.col("change.row_count"),
+        "history",
     )
 
 

@@ -238,7 +238,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     relations = delta_relations()
     targets = pii_relations(relations)
     if args.request_id:
-        targets = relations_of_request(spark, targets, args.request_id)
+        touched = relations_of_request(spark, relations, args.request_id)
+        targets = [relation for relation in targets if relation in touched]
     if args.dry_run:
         print(f"Dry run: would REORG ... APPLY (PURGE) then VACUUM {len(targets)} relation(s):")
         for relation in targets:

@@ -109,8 +109,11 @@ select
     status,
     received_at,
     deadline,
-    round((unix_timestamp(timestamp'{now}') - unix_timestamp(received_at)) / 86400, 1) as age_days,
-    round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1) as days_left,
+    -- open: days since received; done: days it took to erase
+    round((unix_timestamp(coalesce(erased_at, timestamp'{now}')) - unix_timestamp(received_at)) / 86400, 1) as age_days,
+    case when status in ('pending', 'erasing', 'failed', 'held')
+        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+    end as days_left,
     erased_at,
     purged_at
 from requests
