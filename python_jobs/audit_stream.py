@@ -68,9 +68,6 @@ _UPDATED = {"MERGE": "numTargetRowsUpdated", "UPDATE": "numUpdatedRows"}
 _DELETED = {"MERGE": "numTargetRowsDeleted", "DELETE": "numDeletedRows"}
 # Operations that change rows without counting them all (a RESTORE swaps files).
 _UNCOUNTED = ("RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")
-# String literals (Delta records a predicate as Spark renders it: string literals in
-# single quotes, inside a JSON array), then numbers that are not part of a name.
-_LITERALS = re.compile(r"'(?:[^'\\]|\\.|'')*'|(?<![\w.$])-?\d+(?:\.\d+)?(?![\w.])")
 
 
 @dataclass(frozen=True)
@@ -98,21 +95,14 @@ def change_counts(changes: DataFrame) -> DataFrame:
 
 
 def commit_columns(history: DataFrame, *keep: str) -> DataFrame:
-    """The commit's own columns as the audit log keeps them (no literal survives)."""
+    """The commit's own columns as the audit log keeps them (history from read_history)."""
     tag = F.col("userMetadata")
     is_json = tag.startswith("{") & F.get_json_object(tag, "$").isNotNull()
-    parameters = F.transform_values(
-        "operationParameters",
-        lambda key, value: F.when(
-            F.lower(key).contains("predicate") | F.lower(key).contains("condition"),
-            F.regexp_replace(value, _LITERALS.pattern, "?"),
-        ).otherwise(value),
-    )
     return history.select(
         F.col("version").alias("commit_version"),
         F.col("timestamp").alias("commit_timestamp"),
         F.col("operation"),
-        parameters.alias("operation_parameters"),
+        F.col("operationParameters").alias("operation_parameters"),
         F.when(is_json | tag.isNull(), tag)
         .otherwise(F.format_string("(free text of %d characters, not kept)", F.length(tag)))
         .alias("user_metadata"),
@@ -220,8 +210,54 @@ def delta_path(location: str) -> str:
     return "delta.`" + location.replace("`", "``") + "`"
 
 
+_TOKENS = re.compile(r"'(?:[^'\\]|\\.|'')*'|`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?")
+_SQL_WORDS = frozenset(
+    {
+        *("and", "or", "not", "in", "is", "null", "true", "false", "like", "ilike", "rlike"),
+        *("between", "case", "when", "then", "else", "end", "cast", "as", "exists", "distinct"),
+        # the JSON of MERGE clauses: [{"actionType": "update", "predicate": "..."}]
+        *("actiontype", "predicate", "update", "delete", "insert", "updateall", "insertall"),
+    }
+)
+_HISTORY_COLUMNS = ("version", "timestamp", "operation", "operationParameters", "operationMetrics", "userMetadata")  # fmt: skip
+
+
+def redact_predicate(text: str, columns: frozenset[str]) -> str:
+    """Keep a predicate's shape, drop its values: every token that is not a column of
+    the table, a qualifier (``target.``), a function name or an SQL word becomes ?.
+
+    An allow-list, because Delta records some predicates with their literals unquoted
+    (an UPDATE's ``(patient_id#1234 = P0000001)``), which no pattern for literals sees.
+    """
+    text = re.sub(r"#\d+", "", text)  # Catalyst expression ids
+
+    def keep(match: re.Match) -> str:
+        token = match.group(0)
+        if token[0] in "'0123456789":
+            return "?"
+        name = token.strip("`").replace("``", "`").lower()
+        following = text[match.end() : match.end() + 1]
+        if name in columns or name in _SQL_WORDS or following in ".(":
+            return token
+        return "?"
+
+    return _TOKENS.sub(keep, text)
+
+
 def read_history(spark: SparkSession, location: str) -> DataFrame:
-    return spark.sql(f"describe history {delta_path(location)}")
+    """DESCRIBE HISTORY with the predicates' values redacted (redact_predicate)."""
+    history = spark.sql(f"describe history {delta_path(location)}").select(*_HISTORY_COLUMNS)
+    columns = frozenset(name.lower() for name in spark.read.format("delta").load(location).columns)
+    rows = []
+    for row in history.collect():
+        parameters = {
+            key: redact_predicate(value, columns)
+            if value and ("predicate" in key.lower() or "condition" in key.lower())
+            else value
+            for key, value in (row["operationParameters"] or {}).items()
+        }
+        rows.append((*row[:3], parameters, *row[4:]))
+    return spark.createDataFrame(rows, history.schema)
 
 
 # Operations that give a table a new identity (Delta metadata id): a Structured
