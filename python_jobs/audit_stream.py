@@ -446,11 +446,13 @@ class AuditStream:
         oldest = min((c["version"] for c in commits), default=0)
         next_version = max((audited + 1) if audited is not None else oldest, oldest)
         readable = cdf_readable_from(commits)
-        floor = max(readable, stream_from(commits))
+        identity = stream_from(commits)
+        floor = max(readable, identity)
         generations = _generations(target.checkpoints)
-        if generations:
+        # a generation that started before the newest identity change can never pass it
+        if generations and generations[-1] >= identity:
             position = checkpoint_position(target.checkpoints / f"from-v{generations[-1]}")
-            if max(position, generations[-1]) >= floor:
+            if max(position, generations[-1]) >= readable:
                 return generations[-1]
         if next_version < readable:
             gap = history_records(history, target, next_version, readable - 1)
@@ -630,7 +632,8 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
         flush=True,
     )
     started = time.monotonic()
-    restarts: dict[str, int] = {}
+    restarts: dict[str, int] = {}  # failures in a row without progress, per relation
+    reached: dict[str, int | None] = {}
     while not stopping["now"] and (stop_after is None or time.monotonic() - started < stop_after):
         time.sleep(1)
         for name, (target, query) in list(queries.items()):
@@ -638,6 +641,9 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
                 continue
             error = query.exception()
             message = (str(error).strip().splitlines() or ["?"])[0] if error else "stopped"
+            audited = job.audited_through()
+            if audited.get(name) != reached.get(name):  # it got further: a routine restart
+                restarts[name], reached[name] = 0, audited.get(name)
             restarts[name] = restarts.get(name, 0) + 1
             if restarts[name] > 5:
                 print(f"audit_stream: {name} keeps failing: {message[:300]}", file=sys.stderr)
@@ -645,7 +651,6 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
                 break
             print(f"  {name}: stream stopped ({message[:200]}); restarting", flush=True)
             target = job.resolve(target.relation) or target  # dropped and created again?
-            audited = job.audited_through()
             queries[name] = (
                 target,
                 job.start(target, job.prepare(target, audited.get(target.name)), trigger),

@@ -77,7 +77,7 @@ commits as (
         count(distinct relation, commit_version) as erasure_commits,
         coalesce(sum(case when change_type in ('delete', 'update_postimage') then row_count end), 0) as rows_erased
     from change_log
-    where purpose in ('erase', 'reapply_erasure')
+    where purpose in ('erase', 'reapply_erasure') and relation in ({subject_relations})
     group by 1
 ),
 
@@ -169,6 +169,16 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         ):
             raise ProjectError(f"{model} is not built yet ({location}); run `dbt build` first")
         spark.read.format("delta").load(location).createOrReplaceTempView(view)
+    # erasure rows count where subjects' data lives, not the control tables' bookkeeping
+    subject_relations = (
+        ", ".join(
+            f"'{r.schema}.{r.identifier}'"
+            for r in relations.values()
+            if r.privacy.get("subject_key")
+            and r.privacy.get("on_erasure") in ("delete", "anonymize")
+        )
+        or "''"
+    )
     unit, pattern = period, PERIODS[period]
     text = now.strftime("%Y-%m-%d %H:%M:%S")
     return Report(
@@ -176,7 +186,10 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         generated_at=now,
         changes=_rows(spark, CHANGES_SQL.format(unit=unit, pattern=pattern)),
         daily=_rows(spark, DAILY_SQL),
-        erasures=_rows(spark, ERASURES_SQL.format(unit=unit, pattern=pattern)),
+        erasures=_rows(
+            spark,
+            ERASURES_SQL.format(unit=unit, pattern=pattern, subject_relations=subject_relations),
+        ),
         requests=_rows(spark, REQUESTS_SQL.format(now=text)),
         summary=_rows(spark, SUMMARY_SQL)[0],
     )
@@ -259,7 +272,7 @@ def chart_requests(report: Report, path: Path, deadline_days: float) -> None:
     import matplotlib.pyplot as plt
 
     shown = report.open[-30:]
-    figure, axis = plt.subplots(figsize=(9, max(2.2, 0.35 * len(shown) + 1.2)), dpi=100)
+    figure, axis = plt.subplots(figsize=(9, max(2.4, 0.35 * len(shown) + 1.6)), dpi=100)
     colours = {
         "held": "#8c8c8c",
         "overdue": "#d62728",
@@ -268,23 +281,31 @@ def chart_requests(report: Report, path: Path, deadline_days: float) -> None:
     }
     for index, request in enumerate(shown):
         state = _state(request)
-        axis.barh(index, request["age_days"], color=colours[state])
-        axis.text(
-            request["age_days"] + 0.3,
-            index,
-            f"{state}, {request['days_left']:g} d left" if state != "held" else "held (legal hold)",
-            va="center",
-            fontsize=8,
-        )
+        axis.barh(index, request["age_days"], color=colours[state], height=0.6)
+        if state == "held":
+            note = "held (legal hold)"
+        elif state == "overdue":
+            note = f"{-request['days_left']:g} d overdue"
+        else:
+            note = f"{request['days_left']:g} d left"
+        axis.text(request["age_days"] + 0.3, index, note, va="center", fontsize=8)
     axis.set_yticks(range(len(shown)), [r["request_id"] for r in shown], fontsize=8)
-    axis.axvline(deadline_days, color="#d62728", linestyle="--", linewidth=1)
-    axis.text(deadline_days, -0.9, f" deadline ({deadline_days:g} d)", color="#d62728", fontsize=8)
+    axis.set_ylim(len(shown) - 0.5 if shown else 0.5, -0.5)
+    axis.axvline(deadline_days, color="#d62728", linestyle="--", linewidth=1.2, zorder=3)
+    axis.text(
+        deadline_days,
+        1.02,
+        f"deadline ({deadline_days:g} d)",
+        color="#d62728",
+        fontsize=8,
+        ha="center",
+        transform=axis.get_xaxis_transform(),
+    )
     axis.set_xlabel("days since the request was received")
-    axis.set_title("Open erasure requests: age and deadline")
+    axis.set_title("Open erasure requests: age and deadline", pad=16)
     axis.set_xlim(0, max([deadline_days * 1.25] + [r["age_days"] * 1.15 for r in shown]))
     if not shown:
         axis.text(0.5, 0.5, "no open request", ha="center", transform=axis.transAxes)
-    axis.invert_yaxis()
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)

@@ -53,7 +53,7 @@ def test_both_builds_pass_every_node(built: dict) -> None:
         assert len(statuses) > 60, "dbt build selected too little"
         bad = {uid: s for uid, s in statuses.items() if s not in {"success", "pass", "warn"}}
         assert not bad
-    assert len(built["relations"]) == 27
+    assert len(built["relations"]) == 28
 
 
 def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) -> None:
@@ -66,6 +66,10 @@ def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) ->
             assert props["delta.enableDeletionVectors"] == "false"
             assert props["delta.deletedFileRetentionDuration"] == "interval 1 hours"
             assert "data_key" not in props["delta.dataSkippingStatsColumns"].split(",")
+            continue
+        if relation.privacy.get("role") == "audit":
+            assert props["delta.enableChangeDataFeed"] == "false"
+            assert props["delta.appendOnly"] == "true"
             continue
         for key, value in BASELINE.items():
             assert props.get(key) == value, (relation.name, key, props.get(key))
