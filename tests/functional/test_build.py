@@ -227,7 +227,8 @@ def test_snapshot_keeps_scd2_history(built: dict, spark: SparkSession) -> None:
 
 
 def test_compliance_tests_pass(built: dict, dbt: DbtProject) -> None:
-    result = dbt.invoke("test", "--select", "tag:compliance")
+    # audit_log_complete holds after `audit_stream --once` (test_audit.py runs it)
+    result = dbt.invoke("test", "--select", "tag:compliance", "--exclude", "tag:audit_completeness")
     names = {
         r.node.name: str(r.status) for r in result.result.results if r.node.resource_type == "test"
     }
