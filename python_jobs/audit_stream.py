@@ -18,13 +18,21 @@ again writes every version once. A relation without a checkpoint starts after th
 last version the audit log already holds.
 
 No personal data: only the feed's ``_change_type`` and ``_commit_version`` columns are
-read (never a column value, never a pre/post image); literals in the commit's
-predicates (``DELETE ... WHERE patient_id = 'P000123'`` typed by hand) become ``?``.
+read (never a column value, never a pre/post image); in the commit's predicates only
+column names, qualifiers, function names and SQL words survive and every value becomes
+``?`` (``UPDATE ... WHERE patient_id = 'P0000123'`` typed by hand -> ``(patient_id =
+?)``); a userMetadata that is not a JSON tag (free text could name anyone) is kept as
+its length only.
 
-When VACUUM has already deleted the change files of versions not yet audited (the
-stream was not running for longer than the retention), those versions are audited
-from the history instead (counts from operationMetrics, ``count_source = history``)
-and the stream resumes at the first version whose feed is still readable.
+What a stream cannot read is caught up before it starts (``AuditStream.prepare``):
+
+- a stream cannot cross a commit that gives the table a new identity (every
+  ``CREATE OR REPLACE`` of a dbt table model, and RESTORE; Delta raises
+  DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE), so the versions before the newest
+  one are audited from a batch read of the same feed and the stream starts there;
+- when VACUUM has already deleted the change files of versions not yet audited, those
+  are audited from the history (counts from operationMetrics, ``count_source =
+  history``).
 """
 
 from __future__ import annotations
@@ -53,7 +61,6 @@ from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
 TOOL = "python_jobs.audit_stream"
-CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
 # Operations whose rows operationMetrics count, by change type (history fallback).
 _INSERTED = {
     "MERGE": "numTargetRowsInserted",
@@ -244,6 +251,10 @@ def redact_predicate(text: str, columns: frozenset[str]) -> str:
     return _TOKENS.sub(keep, text)
 
 
+def latest_version(spark: SparkSession, location: str) -> int:
+    return spark.sql(f"describe history {delta_path(location)} limit 1").first()["version"]
+
+
 def read_history(spark: SparkSession, location: str) -> DataFrame:
     """DESCRIBE HISTORY with the predicates' values redacted (redact_predicate)."""
     history = spark.sql(f"describe history {delta_path(location)}").select(*_HISTORY_COLUMNS)
@@ -392,7 +403,7 @@ class AuditStream:
         self.sink_relation = sinks[0]
         try:
             self.sink = table_location(spark, self.sink_relation)
-            spark.sql(f"describe history {delta_path(self.sink)} limit 1").collect()
+            latest_version(spark, self.sink)
         except PySparkException as error:
             raise ProjectError(
                 f"the audit log {self.sink_relation.qualified_name} does not exist yet; "
@@ -412,7 +423,7 @@ class AuditStream:
         """Where the relation's table is now, and which table it is (None: not built)."""
         try:
             location = table_location(self.spark, relation)
-            read_history(self.spark, location).limit(1).collect()
+            latest_version(self.spark, location)
         except PySparkException:
             return None
         folder = self.checkpoint_root / f"{relation.schema}.{relation.identifier}"
@@ -499,7 +510,7 @@ class AuditStream:
         # A stream cannot start after the latest version (VersionNotFoundException), so a
         # generation whose first version is not committed yet starts at the latest one
         # and skips it: the folder name, not the start, says where auditing begins.
-        latest = read_history(self.spark, target.location).agg(F.max("version")).first()[0]
+        latest = latest_version(self.spark, target.location)
         reader = (
             self.spark.readStream.format("delta")
             .option("readChangeFeed", "true")
