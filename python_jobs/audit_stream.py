@@ -1,6 +1,6 @@
 """Audit every change: the Change Data Feed of every CDF relation -> audit.change_log.
 
-    python -m python_jobs.audit_stream --once      # catch up and exit (CI, cron)
+    python -m python_jobs.audit_stream [--once]    # catch up and exit (CI, cron)
     python -m python_jobs.audit_stream --follow    # keep auditing until stopped (Ctrl-C)
 
 The relations are the dbt manifest's Delta tables that declare
@@ -676,9 +676,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m python_jobs.audit_stream", description=__doc__.split("\n\n")[0]
     )
-    mode = parser.add_mutually_exclusive_group(required=True)
+    mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
-        "--once", action="store_true", help="catch up (availableNow trigger) and exit"
+        "--once", action="store_true", help="catch up (availableNow trigger) and exit (the default)"
     )
     mode.add_argument(
         "--follow", action="store_true", help="run until stopped (processing-time trigger)"
@@ -706,6 +706,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--stop-after", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    args.once = not args.follow
     if not 0.5 <= args.interval <= 3600:
         parser.error(f"--interval must be from 0.5 to 3600 seconds, got {args.interval:g}")
     if args.max_files_per_trigger is not None and not 1 <= args.max_files_per_trigger <= 100000:

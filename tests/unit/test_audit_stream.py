@@ -88,7 +88,6 @@ def test_a_second_job_on_the_same_checkpoints_is_refused(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "one of the arguments --once --follow is required"),
         (["--once", "--follow"], "not allowed with argument"),
         (["--follow", "--interval", "0"], "--interval must be from 0.5 to 3600"),
         (["--once", "--max-files-per-trigger", "0"], "--max-files-per-trigger must be from 1"),
@@ -101,6 +100,11 @@ def test_bad_arguments_are_refused(
         audit_stream.parse_args(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_once_is_the_default() -> None:
+    assert audit_stream.parse_args([]).once
+    assert not audit_stream.parse_args(["--follow"]).once
 
 
 def test_the_report_refuses_a_bad_as_of_time(capsys: pytest.CaptureFixture) -> None:
