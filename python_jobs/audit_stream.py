@@ -56,7 +56,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.project import ProjectError, state_dir
+from python_jobs.project import ProjectError, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
@@ -730,8 +730,4 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ProjectError as error:
-        print(f"audit_stream: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_job(main, "audit_stream")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import jinja2
 import yaml
@@ -21,6 +22,15 @@ PROFILE_NAME = "gdpr_lakehouse"
 
 class ProjectError(RuntimeError):
     """A problem with the project's own files or environment, stated for a user."""
+
+
+def run_job(main: Callable[[], int], name: str) -> NoReturn:
+    """A job's `python -m` entry: its exit status, or 2 and one line for a ProjectError."""
+    try:
+        sys.exit(main())
+    except ProjectError as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 def project_root() -> Path:

@@ -27,14 +27,13 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 
-from python_jobs.project import ProjectError
+from python_jobs.project import ProjectError, run_job
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 
 SAFETY_HOURS = 168
@@ -272,8 +271,4 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ProjectError as error:
-        print(f"purge: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_job(main, "purge")

@@ -31,7 +31,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from python_jobs.project import ProjectError, state_dir
+from python_jobs.project import ProjectError, run_job, state_dir
 from python_jobs.relations import delta_relations, table_location
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
@@ -538,8 +538,4 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ProjectError as error:
-        print(f"report: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_job(main, "report")
