@@ -84,9 +84,10 @@ group by requests.subject_id
             'detail': detail | trim,
         }) -%}
     {%- endfor -%}
-    {#- the settling writes (evidence, requests, restore log) say which restore they settle -#}
+    {#- the settling writes (evidence, requests, restore log) say which restores they settle
+        (the first five: a tag value holds 200 characters) -#}
     {%- set restore_ids = items | map(attribute='restore_id') | unique | list -%}
-    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', extra={'restore_id': restore_ids[:7] | join(' ')})) -%}
+    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', extra={'restore_id': restore_ids[:5] | join(' ')})) -%}
     {%- set reapplied = items | selectattr('reapply_commit', 'ne', none) | list -%}
     {%- if reapplied -%}
         {%- do run_query(gdpr_lakehouse._reapply_evidence_sql(ctx, reapplied)) -%}
