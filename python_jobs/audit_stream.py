@@ -56,7 +56,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.project import ProjectError, run_job, state_dir
+from python_jobs.project import ProjectError, commit_tag, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
@@ -364,11 +364,6 @@ def _app_id(target: Target, kind: str) -> str:
     return f"gdpr_lakehouse.audit_stream:{target.name}:{kind}"
 
 
-def _commit_tag() -> str:
-    actor = os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown"
-    return json.dumps({"actor": actor, "tool": TOOL, "purpose": "audit"}, sort_keys=True)
-
-
 def append(records: DataFrame, sink: str, app_id: str, txn_version: int) -> None:
     """One idempotent append: Delta skips it when (app_id, txn_version) already committed."""
     (
@@ -376,7 +371,7 @@ def append(records: DataFrame, sink: str, app_id: str, txn_version: int) -> None
         .mode("append")
         .option("txnAppId", app_id)
         .option("txnVersion", txn_version)
-        .option("userMetadata", _commit_tag())
+        .option("userMetadata", commit_tag(TOOL, "audit"))
         .save(sink)
     )
 

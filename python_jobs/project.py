@@ -24,6 +24,15 @@ class ProjectError(RuntimeError):
     """A problem with the project's own files or environment, stated for a user."""
 
 
+def commit_tag(tool: str, purpose: str, **extra: str) -> str:
+    """The userMetadata JSON a job's Delta commits carry: who (LAKEHOUSE_ACTOR, else the
+    OS user), which tool, why, and any ids (the same keys dbt's set_commit_metadata uses)."""
+    actor = os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown"
+    tag = {"actor": actor, "tool": tool, "purpose": purpose}
+    tag.update({key: value for key, value in extra.items() if value})
+    return json.dumps(tag, sort_keys=True)
+
+
 def run_job(main: Callable[[], int], name: str) -> NoReturn:
     """A job's `python -m` entry: its exit status, or 2 and one line for a ProjectError."""
     try:

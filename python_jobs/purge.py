@@ -24,8 +24,6 @@ the same time, and shortens how far RESTORE reaches back.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import time
 from dataclasses import dataclass
@@ -33,7 +31,7 @@ from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 
-from python_jobs.project import ProjectError, run_job
+from python_jobs.project import ProjectError, commit_tag, run_job
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 
 SAFETY_HOURS = 168
@@ -74,17 +72,6 @@ def interval_hours(text: str) -> float:
 def table_retention_hours(spark: SparkSession, ref: str) -> float:
     properties = {row[0]: row[1] for row in spark.sql(f"show tblproperties {ref}").collect()}
     return interval_hours(properties.get("delta.deletedFileRetentionDuration", "interval 7 days"))
-
-
-def _commit_tag(request_id: str | None) -> str:
-    tag = {
-        "actor": os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown",
-        "tool": "python_jobs.purge",
-        "purpose": "purge",
-    }
-    if request_id:
-        tag["request_id"] = request_id
-    return json.dumps(tag, sort_keys=True)
 
 
 def _metric(spark: SparkSession, ref: str, operation: str, name: str) -> int:
@@ -251,7 +238,10 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             print(f"  {relation.qualified_name.replace('`', ''):32} retain {hours:g} h")
         return 0
     ran_at = datetime.now(UTC).replace(tzinfo=None)
-    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", _commit_tag(args.request_id))
+    spark.conf.set(
+        "spark.databricks.delta.commitInfo.userMetadata",
+        commit_tag("python_jobs.purge", "purge", request_id=args.request_id),
+    )
     results = []
     try:
         for relation in targets:
