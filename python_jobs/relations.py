@@ -76,8 +76,7 @@ def table_ref(spark: SparkSession, relation: DeltaRelation) -> str:
     """How to name the relation in SQL from this session: by name, or delta.`path`."""
     if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
         return relation.qualified_name
-    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
-    return f"delta.`{relation.path(warehouse)}`"
+    return f"delta.`{table_location(spark, relation)}`"
 
 
 def table_location(spark: SparkSession, relation: DeltaRelation) -> str:
