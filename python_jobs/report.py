@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.project import ProjectError, run_job, state_dir
@@ -162,13 +163,11 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
     ):
         if model not in relations:
             raise ProjectError(f"the manifest has no {model}; run `dbt parse` first")
-        location = table_location(spark, relations[model])
-        if (
-            not Path(location.removeprefix("file:"), "_delta_log").is_dir()
-            and "://" not in location
-        ):
-            raise ProjectError(f"{model} is not built yet ({location}); run `dbt build` first")
-        spark.read.format("delta").load(location).createOrReplaceTempView(view)
+        try:
+            location = table_location(spark, relations[model])
+            spark.read.format("delta").load(location).createOrReplaceTempView(view)
+        except PySparkException as error:
+            raise ProjectError(f"{model} is not built yet; run `dbt build` first") from error
     # erasure rows count where subjects' data lives, not the control tables' bookkeeping
     subject_relations = (
         ", ".join(
