@@ -1,0 +1,732 @@
+"""Forensic residue scan: is an erased subject really gone from every physical file?
+
+    # before erasure: capture what to look for (keep the file safe, it is personal data)
+    python -m python_jobs.forensic_scan --subject-id P0000123 --capture-witness w.json
+    # after erasure, after purge
+    python -m python_jobs.forensic_scan --witness w.json
+    python -m python_jobs.forensic_scan --request-id req-... --witness w.json --json
+    python -m python_jobs.forensic_scan --subject-id P0000123 --value "Ada Abbot"
+
+What it looks for (the needles): the subject's id; its pseudonym; its data key (as
+stored in the vault: raw, hex, base64); its personal data values (the PII columns the
+landing sources declare, captured into the witness file before erasure, or given with
+--value). Ciphertext: every binary cell of a row that names the subject is tried
+against the witness key (AES-GCM, as Spark's aes_encrypt); it is readable only while
+that key still exists somewhere.
+
+Where: every file under every declared Delta relation's folder (live and removed data
+files, deletion-vector files, ``_change_data/``, ``_delta_log/`` JSON with its
+statistics and operation parameters, checkpoints), so the vault, the audit log,
+snapshots and quarantine too; the rest of the warehouse (tables nobody declared);
+the landing zone; streaming checkpoints; reports; and dbt's target/ and logs/.
+Parquet is decoded with pyarrow column by column (values, map keys and values, nested
+fields); everything else is searched as bytes and as text.
+
+Each residue says where (area, relation, file, file kind), what (which needle, which
+column or log action, how many rows), and a verdict:
+    readable     plaintext, an identifier, the key, or ciphertext whose key still exists
+    unreadable   ciphertext whose key is gone (crypto-shredded)
+    retained     an identifier kept on purpose by a relation whose contract says so
+                 (meta.privacy role: control: the request log, the tombstones)
+and, for rows of live data files, whether a query can still reach them (a deletion
+vector may mark a row deleted in a file the table still references).
+
+Exit status 1 when any readable residue remains, 0 otherwise, 2 for bad input.
+Read-only: files are opened for reading and nothing else; no Spark, so it runs
+beside dbt and the jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from python_jobs.delta_files import DeltaLogError, Snapshot, read_snapshot
+from python_jobs.project import ProjectError, manifest, profile_target, project_root, run_job, state_dir
+from python_jobs.relations import DeltaRelation, delta_relations
+
+SUBJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
+AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "dbt")
+MIN_VALUE_LENGTH = 4
+WITNESS_VERSION = 1
+_CHUNK = 8 << 20
+
+
+class ScanError(ProjectError):
+    """Bad input to the scan, stated for a user."""
+
+
+@dataclass(frozen=True)
+class Needle:
+    """One thing to look for. ``label`` names it; the value itself is never printed."""
+
+    kind: str  # subject_id | pseudonym | key | pii
+    label: str
+    value: bytes
+
+    def forms(self) -> list[bytes]:
+        """The byte strings a text or binary file may hold it as."""
+        if self.kind == "key":
+            forms = [self.value, self.value.hex().encode(), self.value.hex().upper().encode()]
+            return forms + [base64.b64encode(self.value)]
+        forms = [self.value]
+        escaped = json.dumps(self.value.decode("utf-8"))[1:-1].encode()
+        return forms + ([escaped] if escaped != self.value else [])
+
+
+@dataclass
+class Witness:
+    subject_id: str
+    subject_type: str | None = None
+    pseudonym: str | None = None
+    key: bytes | None = None
+    values: list[dict[str, str]] = field(default_factory=list)
+
+    def needles(self) -> list[Needle]:
+        needles = [Needle("subject_id", "subject id", self.subject_id.encode())]
+        if self.pseudonym:
+            needles.append(Needle("pseudonym", "pseudonym", self.pseudonym.encode()))
+        if self.key:
+            needles.append(Needle("key", "data key", self.key))
+        for item in self.values:
+            needles.append(Needle("pii", item["column"], item["value"].encode()))
+        return needles
+
+
+@dataclass
+class Residue:
+    area: str
+    location: str  # the relation, or the folder the area is
+    file: str  # relative to the location
+    file_kind: str
+    needle: str  # the needle's label
+    needle_kind: str
+    where: str  # column, log action, or "bytes"
+    rows: int  # rows (Parquet) or occurrences (other files)
+    reachable: bool  # a query on the current version returns it
+    verdict: str  # readable | unreadable | retained
+
+
+@dataclass
+class Area:
+    name: str
+    root: Path
+    location: str
+    relation: DeltaRelation | None = None
+
+
+# -- what to look for ---------------------------------------------------------------
+
+
+def warehouse_dir() -> Path:
+    settings = profile_target("local").get("server_side_parameters", {})
+    return Path(str(settings["spark.sql.warehouse.dir"]).removeprefix("file:"))
+
+
+def landing_dir(override: str | None) -> Path:
+    if override:
+        return Path(override)
+    configured = _project_vars().get("landing_path")
+    return Path(str(configured)) if configured else state_dir() / "landing"
+
+
+def _project_vars() -> dict[str, Any]:
+    with (project_root() / "dbt_project.yml").open() as handle:
+        return (yaml.safe_load(handle) or {}).get("vars") or {}
+
+
+def live_rows(location: Path, columns: list[str] | None = None) -> pa.Table | None:
+    """The rows of a Delta table's current version, read from its files (no Spark)."""
+    snapshot = read_snapshot(location)
+    if snapshot is None:
+        return None
+    parts = []
+    for path in sorted(snapshot.files):
+        table = pq.read_table(path, columns=columns)
+        deleted = snapshot.deleted_rows(path)
+        if deleted:
+            keep = [index not in deleted for index in range(table.num_rows)]
+            table = table.filter(pa.array(keep))
+        parts.append(table)
+    return pa.concat_tables(parts, promote_options="permissive") if parts else None
+
+
+def _relation(relations: list[DeltaRelation], name: str) -> DeltaRelation:
+    for relation in relations:
+        if relation.name == name:
+            return relation
+    raise ScanError(f"the manifest has no {name}; run `dbt build` first")
+
+
+def subject_of_request(request_id: str, relations: list[DeltaRelation], warehouse: Path) -> str:
+    requests = _relation(relations, "privacy_erasure_requests")
+    table = live_rows(requests.path(warehouse), ["request_id", "subject_id"])
+    if table is not None:
+        for row in table.to_pylist():
+            if row["request_id"] == request_id:
+                return row["subject_id"]
+    raise ScanError(f"no erasure request {request_id} in {requests.schema}.{requests.identifier}")
+
+
+def capture_witness(
+    subject_id: str, relations: list[DeltaRelation], warehouse: Path, landing: Path, graph: dict
+) -> Witness:
+    """The subject's pseudonym and stored key from the vault, and its PII values from the
+    landing sources (the columns their meta.privacy declares), before erasure."""
+    vault = next((r for r in relations if r.privacy.get("role") == "vault"), None)
+    if vault is None:
+        raise ScanError("the manifest declares no vault (meta.privacy role: vault)")
+    keys = live_rows(vault.path(warehouse))
+    found = [] if keys is None else [r for r in keys.to_pylist() if r["subject_id"] == subject_id]
+    if not found:
+        raise ScanError(
+            f"{subject_id} has no key in the vault ({vault.schema}.{vault.identifier}): "
+            "capture the witness before erasure, of a subject the lakehouse holds"
+        )
+    witness = Witness(
+        subject_id=subject_id,
+        subject_type=found[0].get("subject_type"),
+        pseudonym=found[0].get("subject_pseudonym"),
+        key=bytes(found[0]["data_key"]),
+    )
+    seen: set[tuple[str, str]] = set()
+    for source in graph.get("sources", {}).values():
+        privacy = (source.get("meta") or {}).get("privacy") or {}
+        key, pii = privacy.get("subject_key"), privacy.get("pii_columns") or []
+        folder = landing / source["identifier"]
+        if not key or not pii or not folder.is_dir():
+            continue
+        table = pq.read_table(folder, columns=[key, *pii])
+        mine = table.filter(pc.equal(table.column(key), subject_id))
+        others = table.filter(pc.not_equal(table.column(key), subject_id))
+        for column in pii:
+            taken = {_text(v) for v in others.column(column).to_pylist() if v is not None}
+            for value in mine.column(column).to_pylist():
+                text = _text(value)
+                # a value another subject shares (a common birth date) proves nothing
+                if text and len(text) >= MIN_VALUE_LENGTH and text not in taken:
+                    if (column, text) not in seen:
+                        seen.add((column, text))
+                        witness.values.append({"column": f"{source['name']}.{column}", "value": text})
+    return witness
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def write_witness(witness: Witness, path: Path) -> None:
+    data = {
+        "version": WITNESS_VERSION,
+        "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "subject_id": witness.subject_id,
+        "subject_type": witness.subject_type,
+        "pseudonym": witness.pseudonym,
+        "key_hex": witness.key.hex() if witness.key else None,
+        "values": witness.values,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # personal data and a key: readable by its owner only
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        json.dump(data, handle, indent=2)
+    os.chmod(path, 0o600)
+
+
+def read_witness(path: Path) -> Witness:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ScanError(f"witness file {path} does not exist") from None
+    except (OSError, ValueError) as error:
+        raise ScanError(f"witness file {path} is not a witness JSON file: {error}") from None
+    if not isinstance(data, dict) or data.get("version") != WITNESS_VERSION:
+        raise ScanError(f"witness file {path} is not a version {WITNESS_VERSION} witness file")
+    subject_id = data.get("subject_id")
+    if not isinstance(subject_id, str) or not SUBJECT_ID.match(subject_id):
+        raise ScanError(f"witness file {path}: subject_id is missing or malformed")
+    values = data.get("values") or []
+    if not all(isinstance(v, dict) and isinstance(v.get("value"), str) for v in values):
+        raise ScanError(f"witness file {path}: values must be a list of {{column, value}}")
+    try:
+        key = bytes.fromhex(data["key_hex"]) if data.get("key_hex") else None
+    except ValueError:
+        raise ScanError(f"witness file {path}: key_hex is not hex") from None
+    return Witness(subject_id, data.get("subject_type"), data.get("pseudonym"), key, values)
+
+
+def data_key(stored: bytes | None) -> bytes | None:
+    """The AES key to try ciphertext with: the vault's stored key, unwrapped with the
+    key-encryption key from the environment when the envelope is on."""
+    if stored is None or len(stored) == 32:
+        return stored
+    kek = os.environ.get(str(_project_vars().get("kek_env_var", "LAKEHOUSE_KEK")), "")
+    if len(stored) == 60 and re.fullmatch(r"[0-9a-fA-F]{64}", kek):
+        try:
+            return _decrypt(bytes.fromhex(kek), stored)
+        except ValueError:
+            return None
+    return None
+
+
+def _decrypt(key: bytes, cipher: bytes) -> bytes:
+    """Spark's aes_encrypt(..., 'GCM'): 12-byte IV, ciphertext, 16-byte tag."""
+    if len(cipher) < 28:
+        raise ValueError("too short for AES-GCM")
+    return AESGCM(key).decrypt(cipher[:12], cipher[12:], None)
+
+
+# -- where to look ------------------------------------------------------------------
+
+
+def areas(
+    relations: list[DeltaRelation], warehouse: Path, landing: Path, selected: tuple[str, ...]
+) -> list[Area]:
+    found: list[Area] = []
+    if "relations" in selected:
+        for relation in relations:
+            found.append(
+                Area("relations", relation.path(warehouse), f"{relation.schema}.{relation.identifier}", relation)
+            )
+    state = state_dir()
+    target = Path(os.environ.get("DBT_TARGET_PATH") or project_root() / "target")
+    logs = Path(os.environ.get("DBT_LOG_PATH") or project_root() / "logs")
+    places = {
+        "warehouse": [(warehouse, "warehouse (undeclared)")],
+        "landing": [(landing, "landing zone")],
+        "checkpoints": [(state / "checkpoints", "streaming checkpoints")],
+        "reports": [(state / "reports", "reports")],
+        "dbt": [(target, "dbt target/"), (logs, "dbt logs/")],
+    }
+    for name in AREAS[1:]:
+        if name in selected:
+            found += [Area(name, root, label) for root, label in places[name] if root.exists()]
+    return found
+
+
+def files_of(area: Area, claimed: set[Path]) -> Iterator[Path]:
+    """Every file under the area's folder; the warehouse area skips declared relations."""
+    if not area.root.exists():
+        return
+    for folder, dirs, names in os.walk(area.root):
+        path = Path(folder)
+        if area.name == "warehouse":
+            dirs[:] = [d for d in dirs if (path / d) not in claimed]
+        for name in names:
+            yield path / name
+
+
+def file_kind(path: Path, root: Path, snapshot: Snapshot | None) -> str:
+    parts = path.relative_to(root).parts
+    name = path.name
+    if "_delta_log" in parts:
+        if name.endswith(".json"):
+            return "log"
+        if ".checkpoint" in name or "_sidecars" in parts:
+            return "checkpoint"
+        return "log metadata"
+    if "_change_data" in parts:
+        return "change data"
+    if name.startswith("deletion_vector_") and name.endswith(".bin"):
+        return "deletion vector"
+    if name.endswith(".parquet"):
+        if snapshot is None:
+            return "parquet"
+        return "data (live)" if path in snapshot.files else "data (removed)"
+    return "file"
+
+
+# -- looking ------------------------------------------------------------------------
+
+
+def _leaves(array: pa.Array, name: str, rows: pa.Array) -> Iterator[tuple[str, pa.Array, pa.Array]]:
+    """(column path, leaf values, row index of each value) through structs, lists, maps."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    kind = array.type
+    if pa.types.is_struct(kind):
+        for index in range(kind.num_fields):
+            child = array.field(index)
+            yield from _leaves(child, f"{name}.{kind.field(index).name}", rows)
+    elif pa.types.is_map(kind):
+        parents, start, end = _children(array, rows)
+        yield from _leaves(array.keys.slice(start, end - start), f"{name}.key", parents)
+        yield from _leaves(array.items.slice(start, end - start), f"{name}.value", parents)
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        parents, start, end = _children(array, rows)
+        yield from _leaves(array.values.slice(start, end - start), f"{name}[]", parents)
+    else:
+        yield name, array, rows
+
+
+def _children(array: pa.Array, rows: pa.Array) -> tuple[pa.Array, int, int]:
+    """The row of each child value of a list or map array, and the children's range."""
+    offsets = array.offsets.to_numpy()
+    parents = np.repeat(rows.to_numpy(), np.diff(offsets))
+    return pa.array(parents, pa.int64()), int(offsets[0]), int(offsets[-1])
+
+
+def _matches(values: pa.Array, needle: Needle) -> pa.Array | None:
+    """Positions of values holding the needle (a boolean mask), or None."""
+    kind = values.type
+    if needle.kind == "key":
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            return pc.equal(values, pa.scalar(needle.value, kind))
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            hexes = [form.decode() for form in needle.forms()[1:]]
+            return pc.is_in(pc.utf8_lower(values), pa.array([h.lower() for h in hexes]))
+        return None
+    text = needle.value.decode()
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+        return pc.match_substring(values, text)
+    if pa.types.is_large_binary(kind):
+        return pc.match_substring(values, text)
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        return pc.match_substring(pc.cast(values, pa.string()), text)
+    return None
+
+
+@dataclass
+class _Found:
+    where: str
+    needle: Needle
+    rows: set[int]
+
+
+def scan_parquet(path: Path, needles: list[Needle], key: bytes | None) -> tuple[list[_Found], list[_Found]]:
+    """(residues, ciphertexts): decoded column by column; rows naming the subject have
+    their binary cells tried against the key."""
+    found: dict[tuple[str, Needle], set[int]] = {}
+    cipher: dict[str, set[int]] = {}
+    identities = [n for n in needles if n.kind in ("subject_id", "pseudonym")]
+    parquet = pq.ParquetFile(path)
+    offset = 0
+    for batch in parquet.iter_batches(batch_size=65_536):
+        rows = pa.array(range(offset, offset + batch.num_rows), pa.int64())
+        subject_rows: set[int] = set()
+        binaries: list[tuple[str, pa.Array, pa.Array]] = []
+        for index, name in enumerate(batch.schema.names):
+            for column, values, positions in _leaves(batch.column(index), name, rows):
+                for needle in needles:
+                    mask = _matches(values, needle)
+                    if mask is None:
+                        continue
+                    hits = pc.filter(positions, pc.fill_null(mask, False)).to_pylist()
+                    if hits:
+                        found.setdefault((column, needle), set()).update(hits)
+                        if needle in identities:
+                            subject_rows.update(hits)
+                if pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
+                    binaries.append((column, values, positions))
+        if key and subject_rows:
+            for column, values, positions in binaries:
+                for value, row in zip(values.to_pylist(), positions.to_pylist(), strict=True):
+                    if row in subject_rows and value is not None and _opens(key, value):
+                        cipher.setdefault(column, set()).add(row)
+        offset += batch.num_rows
+    residues = [_Found(column, needle, rows) for (column, needle), rows in found.items()]
+    return residues, [_Found(column, _CIPHER, rows) for column, rows in cipher.items()]
+
+
+_CIPHER = Needle("ciphertext", "ciphertext under the subject's key", b"")
+
+
+def _opens(key: bytes, value: bytes) -> bool:
+    try:
+        _decrypt(key, bytes(value))
+    except ValueError:
+        return False
+    except Exception:  # noqa: BLE001 - InvalidTag and friends: not this key's ciphertext
+        return False
+    return True
+
+
+def scan_bytes(path: Path, needles: list[Needle]) -> list[_Found]:
+    """Occurrences in any file, read in chunks (overlapping by the longest needle)."""
+    forms = [(needle, form) for needle in needles for form in needle.forms() if form]
+    if not forms:
+        return []
+    overlap = max(len(form) for _, form in forms) - 1
+    counts: dict[Needle, int] = {}
+    tail = b""
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            data = tail + chunk
+            for needle, form in forms:
+                # count only matches that end in the new chunk (none is counted twice)
+                start = 0
+                while (at := data.find(form, start)) >= 0:
+                    if at + len(form) > len(tail):
+                        counts[needle] = counts.get(needle, 0) + 1
+                    start = at + 1
+            tail = data[-overlap:] if overlap else b""
+    return [_Found("bytes", needle, set(range(count))) for needle, count in counts.items()]
+
+
+def scan_log(path: Path, needles: list[Needle]) -> list[_Found]:
+    """A Delta commit: which action holds the needle (commitInfo's operation
+    parameters, an add's statistics, metaData ...)."""
+    counts: dict[tuple[str, Needle], int] = {}
+    with path.open("rb") as handle:
+        for line in handle:
+            for needle in needles:
+                if any(form in line for form in needle.forms()):
+                    try:
+                        action = next(iter(json.loads(line)))
+                    except (ValueError, StopIteration):
+                        action = "line"
+                    where = {"add": "add (statistics)", "commitInfo": "commitInfo (operation parameters)"}
+                    label = where.get(action, action)
+                    counts[(label, needle)] = counts.get((label, needle), 0) + 1
+    return [_Found(where, needle, set(range(count))) for (where, needle), count in counts.items()]
+
+
+def scan(
+    witness: Witness,
+    relations: list[DeltaRelation],
+    warehouse: Path,
+    landing: Path,
+    selected: tuple[str, ...] = AREAS,
+) -> tuple[list[Residue], dict[str, Any]]:
+    needles = witness.needles()
+    key = data_key(witness.key)
+    started = time.perf_counter()
+    stats = {"files": 0, "bytes": 0, "relations": 0, "areas": []}
+    pending: list[tuple[Area, Path, str, _Found, bool]] = []
+    places = areas(relations, warehouse, landing, selected)
+    claimed = {place.root for place in places if place.relation is not None}
+    claimed |= {relation.path(warehouse) for relation in relations}
+    for place in places:
+        snapshot = None
+        if place.relation is not None:
+            stats["relations"] += 1
+            try:
+                snapshot = read_snapshot(place.root)
+            except DeltaLogError as error:
+                raise ScanError(f"{place.location}: {error}") from None
+        elif place.location not in stats["areas"]:
+            stats["areas"].append(place.location)
+        for path in files_of(place, claimed):
+            stats["files"] += 1
+            stats["bytes"] += path.stat().st_size
+            kind = file_kind(path, place.root, snapshot)
+            ciphers: list[_Found] = []
+            if path.name.endswith(".parquet"):
+                try:
+                    hits, ciphers = scan_parquet(path, needles, key)
+                except (pa.ArrowException, OSError):
+                    hits = scan_bytes(path, needles)  # not readable as Parquet: bytes
+            elif kind == "log":
+                hits = scan_log(path, needles)
+            else:
+                hits = scan_bytes(path, needles)
+            deleted = snapshot.deleted_rows(path) if kind == "data (live)" and snapshot else None
+            for hit in hits + ciphers:
+                reachable_rows = {r for r in hit.rows if not deleted or r not in deleted}
+                if kind == "data (live)" and not reachable_rows:
+                    pending.append((place, path, "data (live, deleted by deletion vector)", hit, False))
+                else:
+                    pending.append((place, path, kind, hit, kind == "data (live)"))
+    key_found = any(hit.needle.kind == "key" for _, _, _, hit, _ in pending)
+    residues = []
+    for place, path, kind, hit, reachable in pending:
+        residues.append(
+            Residue(
+                area=place.name,
+                location=place.location,
+                file=str(path.relative_to(place.root)),
+                file_kind=kind,
+                needle=hit.needle.label,
+                needle_kind=hit.needle.kind,
+                where=hit.where,
+                rows=len(hit.rows),
+                reachable=reachable,
+                verdict=_verdict(place, hit.needle, key_found),
+            )
+        )
+    stats["seconds"] = round(time.perf_counter() - started, 2)
+    stats["key_gone"] = bool(witness.key) and not key_found
+    return residues, stats
+
+
+def _verdict(place: Area, needle: Needle, key_found: bool) -> str:
+    if needle.kind == "ciphertext":
+        return "readable" if key_found else "unreadable"
+    privacy = place.relation.privacy if place.relation else {}
+    if needle.kind in ("subject_id", "pseudonym") and privacy.get("role") == "control":
+        return "retained"
+    return "readable"
+
+
+# -- the command --------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.forensic_scan",
+        description="Look for an erased subject's data in every physical file (read-only).",
+    )
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--subject-id", help="the subject's id (e.g. P0000123)")
+    who.add_argument("--request-id", help="an erasure request; its subject is scanned for")
+    parser.add_argument("--witness", type=Path, help="witness file captured before erasure")
+    parser.add_argument(
+        "--capture-witness",
+        type=Path,
+        metavar="FILE",
+        help="write the subject's witness (pseudonym, key, PII values) to FILE and stop",
+    )
+    parser.add_argument(
+        "--value", action="append", default=[], help="a PII value to look for (repeatable)"
+    )
+    parser.add_argument(
+        "--areas",
+        default=",".join(AREAS),
+        help=f"where to look, comma-separated (default all: {','.join(AREAS)})",
+    )
+    parser.add_argument("--landing-path", help="the landing zone (default: var landing_path)")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    return parser.parse_args(argv)
+
+
+def _subject(args: argparse.Namespace, relations: list[DeltaRelation], warehouse: Path) -> str:
+    if args.request_id is not None:
+        if not REQUEST_ID.match(args.request_id):
+            raise ScanError(f"--request-id {args.request_id[:80]!r} is not a request id (req-<yyyymmddThhmmss>-<10 hex>)")
+        return subject_of_request(args.request_id, relations, warehouse)
+    if args.subject_id is not None:
+        if not SUBJECT_ID.match(args.subject_id):
+            raise ScanError(
+                f"--subject-id {args.subject_id[:80]!r} is not a subject id: "
+                "1 to 64 letters, digits, _ or -"
+            )
+        return args.subject_id
+    raise ScanError("say whose data to look for: --subject-id, --request-id or --witness")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    selected = tuple(a.strip() for a in args.areas.split(",") if a.strip())
+    unknown = [a for a in selected if a not in AREAS]
+    if unknown or not selected:
+        raise ScanError(f"--areas {args.areas[:80]!r}: choose from {', '.join(AREAS)}")
+    for value in args.value:
+        if len(value) < MIN_VALUE_LENGTH or len(value) > 1000:
+            raise ScanError(f"--value must be {MIN_VALUE_LENGTH} to 1000 characters (shorter values match anything)")
+    graph = manifest()
+    relations = delta_relations(graph)
+    warehouse = warehouse_dir()
+    landing = landing_dir(args.landing_path)
+    if args.capture_witness is not None:
+        if args.witness is not None:
+            raise ScanError("--capture-witness writes a witness; do not also give --witness")
+        subject = _subject(args, relations, warehouse)
+        witness = capture_witness(subject, relations, warehouse, landing, graph)
+        write_witness(witness, args.capture_witness)
+        print(
+            f"forensic_scan: witness of {subject} ({witness.subject_type}) written to "
+            f"{args.capture_witness} (mode 600): pseudonym, data key, {len(witness.values)} PII value(s). "
+            "It is personal data: keep it safe, delete it after the final scan."
+        )
+        return 0
+    if args.witness is not None:
+        witness = read_witness(args.witness)
+        given = args.subject_id or (args.request_id and _subject(args, relations, warehouse))
+        if given and given != witness.subject_id:
+            raise ScanError(f"the witness file is of {witness.subject_id}, not {given}")
+    else:
+        witness = Witness(_subject(args, relations, warehouse))
+    witness.values += [{"column": "--value", "value": value} for value in args.value]
+    residues, stats = scan(witness, relations, warehouse, landing, selected)
+    readable = [r for r in residues if r.verdict == "readable"]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "subject_id": witness.subject_id,
+                    "needles": [{"kind": n.kind, "label": n.label} for n in witness.needles()],
+                    "scanned": stats,
+                    "residues": [asdict(r) for r in residues],
+                    "readable": len(readable),
+                    "clean": not readable,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print_report(witness, residues, stats)
+    return 1 if readable else 0
+
+
+def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any]) -> None:
+    needles = witness.needles()
+    what = ", ".join(sorted({n.label if n.kind != "pii" else "PII values" for n in needles}))
+    pii = sum(1 for n in needles if n.kind == "pii")
+    print(
+        f"forensic_scan: {witness.subject_id}: looked for {what} ({pii} PII value(s)) in "
+        f"{stats['files']:,} files ({stats['bytes'] / 1e6:.1f} MB) of {stats['relations']} relations"
+        f"{' and ' + ', '.join(stats['areas']) if stats['areas'] else ''} in {stats['seconds']} s"
+    )
+    if witness.key is None:
+        print("  no witness key: ciphertext cannot be recognised (capture a witness before erasure)")
+    else:
+        print(f"  the subject's key: {'gone from every file' if stats['key_gone'] else 'STILL PRESENT'}")
+    if not residues:
+        print("No residue: nothing of the subject is left in any file scanned.")
+        return
+    header = ("verdict", "reach", "location", "file kind", "file", "found", "in", "rows")
+    lines = [
+        (
+            r.verdict,
+            "query" if r.reachable else "-",
+            r.location,
+            r.file_kind,
+            _short(r.file),
+            r.needle,
+            r.where,
+            str(r.rows),
+        )
+        for r in sorted(residues, key=lambda r: (r.verdict != "readable", r.area, r.location, r.file_kind, r.file))
+    ]
+    widths = [max(len(str(line[i])) for line in [header, *lines]) for i in range(len(header))]
+    for line in [header, *lines]:
+        print("  " + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    counts: dict[str, int] = {}
+    for r in residues:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    reachable = sum(1 for r in residues if r.reachable and r.verdict == "readable")
+    print(
+        f"Summary: {counts.get('readable', 0)} readable ({reachable} reachable by a query), "
+        f"{counts.get('unreadable', 0)} unreadable (ciphertext, key gone), "
+        f"{counts.get('retained', 0)} retained by contract."
+    )
+
+
+def _short(name: str, width: int = 48) -> str:
+    return name if len(name) <= width else name[: width // 2 - 2] + "..." + name[-(width // 2 - 1) :]
+
+
+if __name__ == "__main__":
+    run_job(lambda: main(sys.argv[1:]), "forensic_scan")
