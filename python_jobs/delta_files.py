@@ -88,7 +88,9 @@ def read_deletion_vector(location: Path, descriptor: dict) -> BitMap64:
             handle.seek(int(descriptor.get("offset") or 1))
             (stored,) = struct.unpack(">i", handle.read(4))
             if stored != size:
-                raise DeltaLogError(f"{path}: deletion vector of {stored} bytes, the log says {size}")
+                raise DeltaLogError(
+                    f"{path}: deletion vector of {stored} bytes, the log says {size}"
+                )
             data = handle.read(size)
     (magic,) = struct.unpack("<i", data[:4])
     if magic != DV_MAGIC:

@@ -55,11 +55,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import yaml
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from python_jobs.delta_files import DeltaLogError, Snapshot, read_snapshot
-from python_jobs.project import ProjectError, manifest, profile_target, project_root, run_job, state_dir
+from python_jobs.project import (
+    ProjectError,
+    dbt_output_dirs,
+    landing_dir,
+    manifest,
+    profile_target,
+    project_vars,
+    run_job,
+    state_dir,
+)
 from python_jobs.relations import DeltaRelation, delta_relations
 
 SUBJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -86,7 +94,7 @@ class Needle:
         """The byte strings a text or binary file may hold it as."""
         if self.kind == "key":
             forms = [self.value, self.value.hex().encode(), self.value.hex().upper().encode()]
-            return forms + [base64.b64encode(self.value)]
+            return [*forms, base64.b64encode(self.value)]
         forms = [self.value]
         escaped = json.dumps(self.value.decode("utf-8"))[1:-1].encode()
         return forms + ([escaped] if escaped != self.value else [])
@@ -139,18 +147,6 @@ class Area:
 def warehouse_dir() -> Path:
     settings = profile_target("local").get("server_side_parameters", {})
     return Path(str(settings["spark.sql.warehouse.dir"]).removeprefix("file:"))
-
-
-def landing_dir(override: str | None) -> Path:
-    if override:
-        return Path(override)
-    configured = _project_vars().get("landing_path")
-    return Path(str(configured)) if configured else state_dir() / "landing"
-
-
-def _project_vars() -> dict[str, Any]:
-    with (project_root() / "dbt_project.yml").open() as handle:
-        return (yaml.safe_load(handle) or {}).get("vars") or {}
 
 
 def live_rows(location: Path, columns: list[str] | None = None) -> pa.Table | None:
@@ -222,10 +218,10 @@ def capture_witness(
             for value in mine.column(column).to_pylist():
                 text = _text(value)
                 # a value another subject shares (a common birth date) proves nothing
-                if text and len(text) >= MIN_VALUE_LENGTH and text not in taken:
-                    if (column, text) not in seen:
-                        seen.add((column, text))
-                        witness.values.append({"column": f"{source['name']}.{column}", "value": text})
+                fresh = text and len(text) >= MIN_VALUE_LENGTH and text not in taken
+                if fresh and (column, text) not in seen:
+                    seen.add((column, text))
+                    witness.values.append({"column": f"{source['name']}.{column}", "value": text})
     return witness
 
 
@@ -282,7 +278,7 @@ def data_key(stored: bytes | None) -> bytes | None:
     key-encryption key from the environment when the envelope is on."""
     if stored is None or len(stored) == 32:
         return stored
-    kek = os.environ.get(str(_project_vars().get("kek_env_var", "LAKEHOUSE_KEK")), "")
+    kek = os.environ.get(str(project_vars().get("kek_env_var", "LAKEHOUSE_KEK")), "")
     if len(stored) == 60 and re.fullmatch(r"[0-9a-fA-F]{64}", kek):
         try:
             return _decrypt(bytes.fromhex(kek), stored)
@@ -308,17 +304,21 @@ def areas(
     if "relations" in selected:
         for relation in relations:
             found.append(
-                Area("relations", relation.path(warehouse), f"{relation.schema}.{relation.identifier}", relation)
+                Area(
+                    "relations",
+                    relation.path(warehouse),
+                    f"{relation.schema}.{relation.identifier}",
+                    relation,
+                )
             )
     state = state_dir()
-    target = Path(os.environ.get("DBT_TARGET_PATH") or project_root() / "target")
-    logs = Path(os.environ.get("DBT_LOG_PATH") or project_root() / "logs")
+    dbt = dbt_output_dirs()
     places = {
         "warehouse": [(warehouse, "warehouse (undeclared)")],
         "landing": [(landing, "landing zone")],
         "checkpoints": [(state / "checkpoints", "streaming checkpoints")],
         "reports": [(state / "reports", "reports")],
-        "dbt": [(target, "dbt target/"), (logs, "dbt logs/")],
+        "dbt": [(dbt["target"], "dbt target/"), (dbt["logs"], "dbt logs/")],
     }
     for name in AREAS[1:]:
         if name in selected:
@@ -415,7 +415,9 @@ class _Found:
     rows: set[int]
 
 
-def scan_parquet(path: Path, needles: list[Needle], key: bytes | None) -> tuple[list[_Found], list[_Found]]:
+def scan_parquet(
+    path: Path, needles: list[Needle], key: bytes | None
+) -> tuple[list[_Found], list[_Found]]:
     """(residues, ciphertexts): decoded column by column; rows naming the subject have
     their binary cells tried against the key."""
     found: dict[tuple[str, Needle], set[int]] = {}
@@ -447,7 +449,10 @@ def scan_parquet(path: Path, needles: list[Needle], key: bytes | None) -> tuple[
                         cipher.setdefault(column, set()).add(row)
         offset += batch.num_rows
     residues = [_Found(column, needle, rows) for (column, needle), rows in found.items()]
-    return residues, [_Found(column, _CIPHER, rows) for column, rows in cipher.items()]
+    if not cipher:
+        return residues, []
+    columns = ", ".join(sorted(cipher))
+    return residues, [_Found(columns, _CIPHER, set().union(*cipher.values()))]
 
 
 _CIPHER = Needle("ciphertext", "ciphertext under the subject's key", b"")
@@ -458,7 +463,7 @@ def _opens(key: bytes, value: bytes) -> bool:
         _decrypt(key, bytes(value))
     except ValueError:
         return False
-    except Exception:  # noqa: BLE001 - InvalidTag and friends: not this key's ciphertext
+    except Exception:  # InvalidTag and friends: not this key's ciphertext
         return False
     return True
 
@@ -497,7 +502,10 @@ def scan_log(path: Path, needles: list[Needle]) -> list[_Found]:
                         action = next(iter(json.loads(line)))
                     except (ValueError, StopIteration):
                         action = "line"
-                    where = {"add": "add (statistics)", "commitInfo": "commitInfo (operation parameters)"}
+                    where = {
+                        "add": "add (statistics)",
+                        "commitInfo": "commitInfo (operation parameters)",
+                    }
                     label = where.get(action, action)
                     counts[(label, needle)] = counts.get((label, needle), 0) + 1
     return [_Found(where, needle, set(range(count))) for (where, needle), count in counts.items()]
@@ -546,7 +554,9 @@ def scan(
             for hit in hits + ciphers:
                 reachable_rows = {r for r in hit.rows if not deleted or r not in deleted}
                 if kind == "data (live)" and not reachable_rows:
-                    pending.append((place, path, "data (live, deleted by deletion vector)", hit, False))
+                    pending.append(
+                        (place, path, "data (live, deleted by deletion vector)", hit, False)
+                    )
                 else:
                     pending.append((place, path, kind, hit, kind == "data (live)"))
     key_found = any(hit.needle.kind == "key" for _, _, _, hit, _ in pending)
@@ -614,7 +624,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def _subject(args: argparse.Namespace, relations: list[DeltaRelation], warehouse: Path) -> str:
     if args.request_id is not None:
         if not REQUEST_ID.match(args.request_id):
-            raise ScanError(f"--request-id {args.request_id[:80]!r} is not a request id (req-<yyyymmddThhmmss>-<10 hex>)")
+            raise ScanError(
+                f"--request-id {args.request_id[:80]!r} is not a request id (req-<yyyymmddThhmmss>-<10 hex>)"
+            )
         return subject_of_request(args.request_id, relations, warehouse)
     if args.subject_id is not None:
         if not SUBJECT_ID.match(args.subject_id):
@@ -634,11 +646,13 @@ def main(argv: list[str] | None = None) -> int:
         raise ScanError(f"--areas {args.areas[:80]!r}: choose from {', '.join(AREAS)}")
     for value in args.value:
         if len(value) < MIN_VALUE_LENGTH or len(value) > 1000:
-            raise ScanError(f"--value must be {MIN_VALUE_LENGTH} to 1000 characters (shorter values match anything)")
+            raise ScanError(
+                f"--value must be {MIN_VALUE_LENGTH} to 1000 characters (shorter values match anything)"
+            )
     graph = manifest()
     relations = delta_relations(graph)
     warehouse = warehouse_dir()
-    landing = landing_dir(args.landing_path)
+    landing = Path(args.landing_path) if args.landing_path else landing_dir()
     if args.capture_witness is not None:
         if args.witness is not None:
             raise ScanError("--capture-witness writes a witness; do not also give --witness")
@@ -690,9 +704,13 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
         f"{' and ' + ', '.join(stats['areas']) if stats['areas'] else ''} in {stats['seconds']} s"
     )
     if witness.key is None:
-        print("  no witness key: ciphertext cannot be recognised (capture a witness before erasure)")
+        print(
+            "  no witness key: ciphertext cannot be recognised (capture a witness before erasure)"
+        )
     else:
-        print(f"  the subject's key: {'gone from every file' if stats['key_gone'] else 'STILL PRESENT'}")
+        print(
+            f"  the subject's key: {'gone from every file' if stats['key_gone'] else 'STILL PRESENT'}"
+        )
     if not residues:
         print("No residue: nothing of the subject is left in any file scanned.")
         return
@@ -708,11 +726,19 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
             r.where,
             str(r.rows),
         )
-        for r in sorted(residues, key=lambda r: (r.verdict != "readable", r.area, r.location, r.file_kind, r.file))
+        for r in sorted(
+            residues,
+            key=lambda r: (r.verdict != "readable", r.area, r.location, r.file_kind, r.file),
+        )
     ]
     widths = [max(len(str(line[i])) for line in [header, *lines]) for i in range(len(header))]
     for line in [header, *lines]:
-        print("  " + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+        print(
+            "  "
+            + "  ".join(
+                str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)
+            ).rstrip()
+        )
     counts: dict[str, int] = {}
     for r in residues:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
@@ -725,7 +751,9 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
 
 
 def _short(name: str, width: int = 48) -> str:
-    return name if len(name) <= width else name[: width // 2 - 2] + "..." + name[-(width // 2 - 1) :]
+    return (
+        name if len(name) <= width else name[: width // 2 - 2] + "..." + name[-(width // 2 - 1) :]
+    )
 
 
 if __name__ == "__main__":

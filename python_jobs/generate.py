@@ -28,7 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from python_jobs.project import state_dir
+from python_jobs.project import landing_dir
 
 EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("encounters_per_patient", "clicks_per_user", "orders_per_user"):
         if not 0 <= getattr(args, name) <= 1000:
             parser.error(f"--{name.replace('_', '-')} must be between 0 and 1000")
-    landing = args.landing or state_dir() / "landing"
+    landing = args.landing or landing_dir()
     batch = Batch(args)
     batch.build()
     counts = batch.write(landing)

@@ -65,6 +65,27 @@ def state_dir() -> Path:
     return path.resolve()
 
 
+def project_vars() -> dict[str, Any]:
+    """The vars dbt_project.yml sets (what a run without --vars sees)."""
+    with (project_root() / "dbt_project.yml").open() as handle:
+        return (yaml.safe_load(handle) or {}).get("vars") or {}
+
+
+def landing_dir() -> Path:
+    """The landing zone: var landing_path, else <state>/landing (as dbt's landing_path())."""
+    configured = project_vars().get("landing_path")
+    return Path(str(configured)) if configured else state_dir() / "landing"
+
+
+def dbt_output_dirs() -> dict[str, Path]:
+    """dbt's own output folders: target/ ($DBT_TARGET_PATH) and logs/ ($DBT_LOG_PATH)."""
+    root = project_root()
+    return {
+        "target": root / os.environ.get("DBT_TARGET_PATH", "target"),
+        "logs": root / os.environ.get("DBT_LOG_PATH", "logs"),
+    }
+
+
 def _env_var(env: Mapping[str, str], name: str, default: str | None = None) -> str:
     """dbt's env_var(): the variable's value, else the default, else an error."""
     if name in env:

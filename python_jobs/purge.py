@@ -15,6 +15,13 @@ REORG ran after the erasure, and ``purged_at`` when a VACUUM ran at least one
 retention window after both the erasure and the REORG (so the files holding the rows
 were old enough to go). A request becomes ``purged`` when all its relations are.
 
+The landing zone too: every Parquet file of a landing source whose meta.privacy has a
+subject_key is rewritten without the events of erased subjects (written beside it as
+a hidden file, then renamed over it: a crash leaves the old file or the new one, and
+a rerun finds nothing left to remove). Local landing folders only. And dbt's own
+output: the ids `run-operation --args` and gdpr_erase's summary wrote into logs/ and
+target/ are replaced by "[erased]" (same write-then-rename).
+
 The relations come from the dbt manifest (meta.privacy: a subject_key and on_erasure
 delete or anonymize), never from a list. Below Delta's 7-day safety check only with
 ``--allow-short-retention``: a shorter window can break a reader or writer running at
@@ -24,14 +31,26 @@ the same time, and shortens how far RESTORE reaches back.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from python_jobs.project import ProjectError, commit_tag, run_job
+from python_jobs.project import (
+    ProjectError,
+    commit_tag,
+    dbt_output_dirs,
+    landing_dir,
+    manifest,
+    run_job,
+)
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 
 SAFETY_HOURS = 168
@@ -103,6 +122,93 @@ def purge_relation(
     return PurgeResult(
         relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started
     )
+
+
+@dataclass(frozen=True)
+class LandingResult:
+    source: str
+    files: int
+    events: int
+
+
+def erased_subjects(
+    spark: SparkSession, relations: list[DeltaRelation], request_id: str | None
+) -> list[str]:
+    """Subject ids of erased (or purged) requests: the request log keeps them."""
+    requests = table_ref(spark, _control(relations, "privacy_erasure_requests"))
+    only = f" and request_id = '{request_id}'" if request_id else ""
+    return [
+        row[0]
+        for row in spark.sql(
+            f"select distinct subject_id from {requests} where status in ('erased', 'purged'){only}"
+        ).collect()
+    ]
+
+
+def landing_sources(graph: dict, landing: Path) -> list[tuple[str, str, Path]]:
+    """(source name, subject key column, folder) of every landing source holding subjects."""
+    found = []
+    for source in graph.get("sources", {}).values():
+        privacy = (source.get("meta") or {}).get("privacy") or {}
+        if privacy.get("subject_key") and privacy.get("on_erasure") in ("delete", "anonymize"):
+            found.append(
+                (
+                    f"{source['source_name']}.{source['name']}",
+                    privacy["subject_key"],
+                    landing / source["identifier"],
+                )
+            )
+    return found
+
+
+def purge_landing_file(path: Path, key: str, subjects: list[str]) -> int:
+    """Rewrite one Parquet file without the subjects' events; returns the events removed."""
+    table = pq.read_table(path)
+    gone = pc.is_in(table.column(key), value_set=pa.array(subjects, pa.string()))
+    removed = pc.sum(pc.fill_null(gone, False)).as_py() or 0
+    if not removed:
+        return 0
+    kept = table.filter(pc.invert(pc.fill_null(gone, False)))
+    temporary = path.with_name(f".{path.name}.purge-tmp")  # hidden: Spark never reads it
+    pq.write_table(kept, temporary, compression="snappy")
+    os.replace(temporary, path)
+    return removed
+
+
+def purge_landing(graph: dict, landing: Path, subjects: list[str]) -> list[LandingResult]:
+    results = []
+    for name, key, folder in landing_sources(graph, landing):
+        files = events = 0
+        for stale in folder.glob(".*.purge-tmp"):  # a crashed rewrite's leftover
+            stale.unlink()
+        for path in sorted(folder.glob("*.parquet")):
+            removed = purge_landing_file(path, key, subjects)
+            files, events = files + (removed > 0), events + removed
+        results.append(LandingResult(name, files, events))
+    return results
+
+
+def redact_tool_output(folders: list[Path], subjects: list[str]) -> int:
+    """Replace the subjects' ids in dbt's text output (logs, run results); returns the
+    files rewritten. An id is matched whole (P0000006 never hits P00000061)."""
+    pattern = re.compile(
+        rb"(?<![A-Za-z0-9_-])(?:"
+        + b"|".join(re.escape(s.encode()) for s in sorted(subjects, key=len, reverse=True))
+        + rb")(?![A-Za-z0-9_-])"
+    )
+    rewritten = 0
+    for folder in folders:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if not path.is_file() or path.suffix not in (".log", ".json", ".sql", ".txt", ".csv"):
+                continue
+            data = path.read_bytes()
+            redacted = pattern.sub(b"[erased]", data)
+            if redacted != data:
+                temporary = path.with_name(f".{path.name}.purge-tmp")
+                temporary.write_bytes(redacted)
+                os.replace(temporary, path)
+                rewritten += 1
+    return rewritten
 
 
 def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
@@ -257,6 +363,17 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     finally:
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     print(f"Purged {len(results)} relation(s); {purged} request(s) now purged.")
+    subjects = erased_subjects(spark, relations, args.request_id)
+    landing = landing_dir()
+    if subjects and landing.is_dir():
+        for result in purge_landing(manifest(), landing, subjects):
+            print(
+                f"  landing {result.source:24} rewrote {result.files} file(s) without "
+                f"{result.events} event(s) of erased subjects"
+            )
+    if subjects:
+        count = redact_tool_output(list(dbt_output_dirs().values()), subjects)
+        print(f"  dbt logs/ and target/: erased subjects' ids redacted in {count} file(s)")
     return 0
 
 
