@@ -130,33 +130,43 @@ def read_snapshot(location: Path) -> Snapshot | None:
         if match:
             checkpoints.setdefault(int(match.group(1)), []).append(path)
     commits = commit_files(location)
-    snapshot = Snapshot(location=location, version=-1)
-    start = -1
+    live: dict[tuple[Path, str | None], dict | None] = {}
+    version = start = -1
     if checkpoints:
-        start = max(checkpoints)
+        start = version = max(checkpoints)
         for part in checkpoints[start]:
             for action in _checkpoint_actions(location, part):
-                _apply(snapshot, action)
-        snapshot.version = start
-    for version in sorted(v for v in commits if v > start):
-        if version != snapshot.version + 1 and snapshot.version >= 0:
-            raise DeltaLogError(f"{log}: commit {snapshot.version + 1} is missing")
-        with commits[version].open() as handle:
+                _apply(live, location, action)
+    for number in sorted(v for v in commits if v > start):
+        if version >= 0 and number != version + 1:
+            raise DeltaLogError(f"{log}: commit {version + 1} is missing")
+        with commits[number].open() as handle:
             for line in handle:
                 if line.strip():
-                    _apply(snapshot, json.loads(line))
-        snapshot.version = version
-    if snapshot.version < 0:
+                    _apply(live, location, json.loads(line))
+        version = number
+    if version < 0:
         return None
-    return snapshot
+    return Snapshot(location, version, {path: dv for (path, _), dv in live.items()})
 
 
-def _apply(snapshot: Snapshot, action: dict) -> None:
-    if action.get("add"):
-        add = action["add"]
-        snapshot.files[data_path(snapshot.location, add["path"])] = add.get("deletionVector")
-    elif action.get("remove"):
-        snapshot.files.pop(data_path(snapshot.location, action["remove"]["path"]), None)
+def _dv_id(descriptor: dict | None) -> str | None:
+    """A deletion vector's identity: a file is (path, DV), so one commit may remove
+    (path, none) and add (path, DV), in either order (PROTOCOL.md, reconciliation)."""
+    if not descriptor:
+        return None
+    return f"{descriptor.get('storageType')}{descriptor.get('pathOrInlineDv')}@{descriptor.get('offset')}"
+
+
+def _apply(live: dict[tuple[Path, str | None], dict | None], location: Path, action: dict) -> None:
+    for kind in ("add", "remove"):
+        if action.get(kind):
+            entry = action[kind]
+            key = (data_path(location, entry["path"]), _dv_id(entry.get("deletionVector")))
+            if kind == "add":
+                live[key] = entry.get("deletionVector")
+            else:
+                live.pop(key, None)
 
 
 def _checkpoint_actions(location: Path, part: Path) -> list[dict]:

@@ -338,6 +338,16 @@ def files_of(area: Area, claimed: set[Path]) -> Iterator[Path]:
             yield path / name
 
 
+def _table_root(path: Path, top: Path) -> Path | None:
+    """The nearest folder above the file (up to top) that is a Delta table."""
+    for folder in path.parents:
+        if (folder / "_delta_log").is_dir():
+            return folder
+        if folder == top or top not in folder.parents:
+            return None
+    return None
+
+
 def file_kind(path: Path, root: Path, snapshot: Snapshot | None) -> str:
     parts = path.relative_to(root).parts
     name = path.name
@@ -526,20 +536,24 @@ def scan(
     places = areas(relations, warehouse, landing, selected)
     claimed = {place.root for place in places if place.relation is not None}
     claimed |= {relation.path(warehouse) for relation in relations}
+    snapshots: dict[Path, Snapshot | None] = {}
     for place in places:
-        snapshot = None
         if place.relation is not None:
             stats["relations"] += 1
-            try:
-                snapshot = read_snapshot(place.root)
-            except DeltaLogError as error:
-                raise ScanError(f"{place.location}: {error}") from None
         elif place.location not in stats["areas"]:
             stats["areas"].append(place.location)
         for path in files_of(place, claimed):
             stats["files"] += 1
             stats["bytes"] += path.stat().st_size
-            kind = file_kind(path, place.root, snapshot)
+            # the Delta table the file belongs to: the relation, or one nobody declared
+            table = place.root if place.relation is not None else _table_root(path, place.root)
+            if table is not None and table not in snapshots:
+                try:
+                    snapshots[table] = read_snapshot(table)
+                except DeltaLogError as error:
+                    raise ScanError(f"{place.location}: {table}: {error}") from None
+            snapshot = snapshots.get(table) if table is not None else None
+            kind = file_kind(path, table or place.root, snapshot)
             ciphers: list[_Found] = []
             if path.name.endswith(".parquet"):
                 try:

@@ -26,6 +26,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DBT_PROFILES_DIR"] = str(ROOT)
     # the suite's own target/ for dbt and for the jobs that read its manifest
     os.environ["DBT_TARGET_PATH"] = str(_STATE / "target")
+    # and its logs/, where purge redacts and forensic_scan looks
+    os.environ["DBT_LOG_PATH"] = str(_STATE / "logs")
     os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["LAKEHOUSE_ACTOR"] = "pytest"

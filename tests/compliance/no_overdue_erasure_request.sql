@@ -1,0 +1,3 @@
+{{ config(tags=['compliance']) }}
+{#- No open erasure request (pending, erasing, failed) is past its deadline. -#}
+{{ gdpr_lakehouse.overdue_requests_sql(ref('privacy_erasure_requests')) }}

@@ -1,0 +1,257 @@
+"""How we prove erasure: the life of a residue, on real dbt + Spark + Delta files.
+
+One patient: witness captured -> erased (gdpr_erase) -> scanned (nothing a query can
+reach, ciphertext in history unreadable, the key gone) -> purged (REORG + VACUUM at
+0 h, the landing zone, dbt's output) -> scanned again (no residue in any relation
+but the identifiers the request log keeps by contract). A positive control plants
+values in every kind of Delta file and proves the scanner finds each, so a clean
+scan means something.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import forensic_scan, generate, purge
+from python_jobs.forensic_scan import Witness, scan
+from python_jobs.project import manifest
+from python_jobs.relations import delta_relations
+from tests.dbt_harness import DbtProject
+
+pytestmark = pytest.mark.functional
+
+
+def _scan(*args: str) -> tuple[int, dict]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = forensic_scan.main([*args, "--json"])
+    return code, json.loads(out.getvalue())
+
+
+def _files(lakehouse_dir: Path) -> dict[str, int]:
+    """Every file under the state folder with its modification time (read-only check)."""
+    found = {}
+    for folder, _, names in os.walk(lakehouse_dir):
+        for name in names:
+            path = Path(folder) / name
+            found[str(path)] = path.stat().st_mtime_ns
+    return found
+
+
+@pytest.fixture(scope="module")
+def life(
+    dbt: DbtProject,
+    spark: SparkSession,
+    lakehouse_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
+    if not spark.catalog.tableExists("silver.patients"):
+        generate.main(["--patients", "120", "--batch", "1"])
+        dbt.invoke("build")
+    else:
+        dbt.invoke("parse")
+    # a patient every layer holds (bronze, silver, snapshot, gold), still in the vault,
+    # and not in a copy another suite made by hand (the scan would rightly flag it)
+    copied = (
+        "and k.subject_id not in (select patient_id from scratch.plain_patients) "
+        if spark.catalog.tableExists("scratch.plain_patients")
+        else ""
+    )
+    subject_id = spark.sql(
+        "select k.subject_id from privacy.subject_keys k "
+        "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
+        "join bronze.encounters e on e.patient_id = k.subject_id "
+        f"where k.subject_type = 'patient' {copied}"
+        "group by k.subject_id order by k.subject_id limit 1 offset 7"
+    ).first()[0]
+    witness_file = tmp_path_factory.mktemp("witness") / f"{subject_id}.json"
+    captured = forensic_scan.main(
+        ["--subject-id", subject_id, "--capture-witness", str(witness_file)]
+    )
+    before_files = _files(lakehouse_dir)
+    before = _scan("--witness", str(witness_file))
+    read_only = _files(lakehouse_dir) == before_files
+
+    dbt.operation("gdpr_erase", {"subject_ids": [subject_id], "reason": "forensic suite"})
+    request_id = spark.sql(
+        f"select request_id from privacy.erasure_requests where subject_id = '{subject_id}'"
+    ).first()[0]
+    erased = _scan("--witness", str(witness_file))
+    assert (
+        purge.main(
+            ["--request-id", request_id, "--retain-hours", "0", "--allow-short-retention"], spark
+        )
+        == 0
+    )
+    purged = _scan("--request-id", request_id, "--witness", str(witness_file))
+    return {
+        "subject_id": subject_id,
+        "witness": json.loads(witness_file.read_text()),
+        "witness_mode": witness_file.stat().st_mode & 0o777,
+        "captured": captured,
+        "before": before,
+        "read_only": read_only,
+        "erased": erased,
+        "purged": purged,
+    }
+
+
+def test_the_witness_holds_what_to_look_for(life: dict) -> None:
+    witness = life["witness"]
+    assert life["captured"] == 0
+    assert witness["subject_id"] == life["subject_id"] and witness["subject_type"] == "patient"
+    assert len(bytes.fromhex(witness["key_hex"])) == 32 and len(witness["pseudonym"]) == 64
+    columns = {value["column"] for value in witness["values"]}
+    assert {"patients.email", "patients.national_id", "patients.phone"} <= columns
+    assert life["witness_mode"] == 0o600
+
+
+def test_before_erasure_the_scan_finds_the_subject_everywhere(life: dict) -> None:
+    code, report = life["before"]
+    assert code == 1 and not report["clean"]
+    live = {(r["location"], r["needle_kind"]) for r in report["residues"] if r["reachable"]}
+    assert ("bronze.patients", "subject_id") in live
+    assert ("bronze.patients", "ciphertext") in live
+    assert ("silver.patients", "pseudonym") in live
+    assert ("privacy.subject_keys", "key") in live
+    landing = {r["needle_kind"] for r in report["residues"] if r["location"] == "landing zone"}
+    assert landing == {"subject_id", "pii"}
+    assert life["read_only"], "the scan changed a file"
+
+
+def test_after_erasure_nothing_is_reachable_and_history_is_ciphertext_without_key(
+    life: dict,
+) -> None:
+    code, report = life["erased"]
+    residues = report["residues"]
+    assert report["scanned"]["key_gone"]
+    assert not [r for r in residues if r["reachable"] and r["verdict"] == "readable"]
+    ciphertext = [r for r in residues if r["needle_kind"] == "ciphertext"]
+    assert ciphertext and {r["verdict"] for r in ciphertext} == {"unreadable"}
+    # no PII value in plaintext in any relation: bronze and below hold it encrypted
+    assert not [r for r in residues if r["area"] == "relations" and r["needle_kind"] == "pii"]
+    assert not [r for r in residues if r["needle_kind"] == "key"]
+    # what only the purge removes: history files, the landing zone; so not clean yet
+    history = {
+        r["file_kind"] for r in residues if r["area"] == "relations" and r["verdict"] == "readable"
+    }
+    assert history & {"data (removed)", "change data", "data (live, deleted by deletion vector)"}
+    assert code == 1
+
+
+def test_after_purge_no_residue_is_left_but_what_the_contract_retains(life: dict) -> None:
+    code, report = life["purged"]
+    residues = report["residues"]
+    in_relations = [r for r in residues if r["area"] == "relations"]
+    assert {r["verdict"] for r in in_relations} <= {"retained"}, in_relations
+    retained = {r["location"] for r in in_relations}
+    assert retained <= {"privacy.erasure_requests", "privacy.erasure_tombstones"}
+    assert {r["needle_kind"] for r in in_relations} <= {"subject_id", "pseudonym"}
+    assert not [r for r in residues if r["area"] == "landing"], (
+        "the landing zone still has the subject"
+    )
+    assert not [r for r in residues if r["area"] == "dbt"], "dbt's output still names the subject"
+    assert code == 0 and report["clean"], [r for r in residues if r["verdict"] == "readable"]
+
+
+def test_bad_input_is_refused(life: dict, tmp_path: Path) -> None:
+    with pytest.raises(forensic_scan.ScanError, match="is not a subject id"):
+        forensic_scan.main(["--subject-id", "P1' or '1'='1"])
+    with pytest.raises(forensic_scan.ScanError, match="is not a request id"):
+        forensic_scan.main(["--request-id", "req-../../etc"])
+    with pytest.raises(forensic_scan.ScanError, match="choose from"):
+        forensic_scan.main(["--subject-id", "P0000001", "--areas", "relations,moon"])
+    with pytest.raises(forensic_scan.ScanError, match="does not exist"):
+        forensic_scan.main(["--witness", str(tmp_path / "nope.json")])
+    with pytest.raises(forensic_scan.ScanError, match="has no key in the vault"):
+        forensic_scan.main(
+            ["--subject-id", life["subject_id"], "--capture-witness", str(tmp_path / "w.json")]
+        )
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_positive_control_finds_planted_values_in_every_kind_of_file(
+    life: dict, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    """A subject planted in a Delta table nobody declared: live row, a row deleted by a
+    deletion vector, change data, log statistics, operation parameters, a checkpoint,
+    a deletion-vector file; and ciphertext under a key that still exists."""
+    key = secrets.token_bytes(32)
+    planted = Witness(
+        subject_id="Z0000001",
+        key=key,
+        values=[{"column": "planted.email", "value": "planted.person@example.net"}],
+    )
+    spark.sql("create schema if not exists scratch")
+    spark.sql("drop table if exists scratch.planted")
+    spark.sql(
+        "create table scratch.planted (subject_id string, email string, secret binary) using delta "
+        "tblproperties ('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true', "
+        "'delta.checkpointInterval' = '3')"
+    )
+    spark.sql(
+        # one file, so the delete below marks a row with a deletion vector
+        "insert into scratch.planted select /*+ COALESCE(1) */ * from values "
+        "('Z0000001', 'planted.person@example.net', "
+        f"aes_encrypt(encode('secret', 'utf-8'), x'{key.hex()}', 'GCM')), "
+        "('A0000001', 'someone@example.net', null), ('A0000002', 'other@example.net', null) "
+        "as t(subject_id, email, secret)"
+    )
+    spark.sql(
+        "update scratch.planted set email = email where subject_id = 'Z0000001'"
+    )  # change data
+    spark.sql(
+        "insert into scratch.planted values ('Z0000001', 'second row', null)"
+    )  # checkpoint (v3)
+    spark.sql("create table if not exists scratch.planted_keys (k binary) using delta")
+    spark.sql(f"insert into scratch.planted_keys values (x'{key.hex()}')")  # the key, not shredded
+    spark.sql(
+        "delete from scratch.planted where email = 'planted.person@example.net'"
+    )  # DV, predicate
+    table = Path(
+        spark.sql("describe detail scratch.planted").first()["location"].removeprefix("file:")
+    )
+    vectors = list(table.glob("deletion_vector_*.bin"))
+    assert vectors, "the delete wrote no deletion vector"
+    with vectors[0].open("ab") as handle:  # a value where no reader looks
+        handle.write(b"Z0000001")
+
+    residues, stats = scan(
+        planted,
+        delta_relations(manifest()),
+        lakehouse_dir / "warehouse",
+        lakehouse_dir / "landing",
+        ("warehouse",),
+    )
+    mine = [r for r in residues if r.file.startswith("scratch.db/planted/")]
+    kinds = {r.file_kind for r in mine}
+    assert {
+        "data (live, deleted by deletion vector)",
+        "data (removed)",
+        "change data",
+        "log",
+        "checkpoint",
+        "deletion vector",
+    } <= kinds, kinds
+    where = {r.where for r in mine if r.file_kind == "log"}
+    assert "add (statistics)" in where and "commitInfo (operation parameters)" in where
+    live = [r for r in mine if r.reachable]
+    assert live and {r.needle_kind for r in live} == {"subject_id"}  # the second row
+    ciphertext = [r for r in mine if r.needle_kind == "ciphertext"]
+    assert ciphertext and {r.verdict for r in ciphertext} == {"readable"}, "the key still exists"
+    assert [
+        r
+        for r in residues
+        if r.file.startswith("scratch.db/planted_keys/") and r.needle_kind == "key"
+    ]
+    assert not stats["key_gone"]
+    spark.sql("drop table scratch.planted")
+    spark.sql("drop table scratch.planted_keys")
