@@ -16,7 +16,10 @@
       5. shred: delete the subjects' keys from the vault, then REORG PURGE + VACUUM the
          vault alone at once (0 hours, LITE: only files the log removed), so every
          encrypted copy in history is unreadable immediately;
-      6. requests become `erased`; `python -m python_jobs.purge` later makes them `purged`.
+      6. sweep: one query counts the batch's rows left in every relation; a relation a
+       concurrent write refilled (ingestion or a rebuild that read the tombstones
+       before step 3 and committed after its relation was erased) is erased again;
+    7. requests become `erased`; `python -m python_jobs.purge` later makes them `purged`.
     Idempotent and resumable: every step is keyed by request and relation, counts are
     recomputed from the commits themselves, so a rerun after a crash completes the
     batch and never double-counts.
@@ -63,6 +66,7 @@
         {%- do run_query(gdpr_lakehouse._hold_requests_sql(ctx, ids)) -%}
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse._claim_requests_sql(ctx, ids)) -%}
+    {%- do gdpr_lakehouse._crash_point('claim') -%}
     {%- set claimed = run_query(gdpr_lakehouse._batch_base(ctx) ~ ' order by subject_id') -%}
     {%- set held = run_query("select request_id, subject_id, status_reason from " ~ ctx.requests ~ " where status = 'held'"
         ~ gdpr_lakehouse._subject_filter(ids) ~ " order by subject_id") -%}
@@ -86,6 +90,7 @@
 
     {#- 3. tombstones first: nothing re-ingests these subjects from here on -#}
     {%- do run_query(gdpr_lakehouse._tombstone_sql(ctx)) -%}
+    {%- do gdpr_lakehouse._crash_point('tombstone') -%}
 
     {#- 4. one batched write per relation, DAG order; 5. the vault last, then its purge.
         Every commit carries the tag: purpose erase, batch id, request ids. -#}
@@ -93,11 +98,16 @@
     {%- set outcomes = [] -%}
     {%- for step in plan -%}
         {%- do outcomes.append(gdpr_lakehouse._erase_relation(step, ctx)) -%}
+        {%- do gdpr_lakehouse._crash_point(step.relation_name) -%}
     {%- endfor -%}
+    {#- a write that read the tombstones before step 3 and committed after its
+        relation was erased (ingestion, a rebuild) brings rows back: sweep -#}
+    {%- set outcomes = gdpr_lakehouse._sweep(outcomes, ctx) -%}
 
     {#- 6. evidence per request and relation, recounted from the erasure commits; then
         requests whose every relation is done are erased -#}
     {%- do run_query(gdpr_lakehouse._evidence_sql(outcomes, ctx)) -%}
+    {%- do gdpr_lakehouse._crash_point('evidence') -%}
     {%- do run_query(gdpr_lakehouse._complete_requests_sql(ctx)) -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set seconds = (modules.datetime.datetime.utcnow() - started).total_seconds() -%}
@@ -116,6 +126,52 @@
     {%- do gdpr_lakehouse.print_table('Requests' ~ (' (first 20)' if request_ids | length > 20 else '') ~ ':',
         ['request_id', 'subject_id', 'status', 'key shredded at'], done.rows) -%}
     {{ return(request_ids) }}
+{%- endmacro %}
+
+{#- Step 6: count the batch's rows still in each erased relation, in one query, and
+    erase again where a concurrent write brought some back (up to 3 rounds; the
+    evidence then counts every erasure commit of the batch). Returns the outcomes. -#}
+{% macro _sweep(outcomes, ctx) -%}
+    {%- set ns = namespace(swept=outcomes, done=false) -%}
+    {%- for round in range(3) if not ns.done -%}
+        {%- set checks = [] -%}
+        {%- for outcome in ns.swept if outcome.step.action != 'shred' and outcome.status == 'erased' -%}
+            {%- do checks.append("select " ~ ns.swept.index(outcome) ~ " as position, count(*) as left_rows from "
+                ~ outcome.step.relation ~ " as target where target." ~ adapter.quote(outcome.step.key)
+                ~ " in (select erase_key from (" ~ gdpr_lakehouse._batch_source(outcome.step, gdpr_lakehouse._batch_base(ctx))
+                ~ ") as batch)") -%}
+        {%- endfor -%}
+        {%- set back = {} -%}
+        {%- for row in (run_query(checks | join('\nunion all\n')) if checks else []) if row[1] | int > 0 -%}
+            {%- do back.update({row[0] | int: row[1] | int}) -%}
+        {%- endfor -%}
+        {%- set again = [] -%}
+        {%- for outcome in ns.swept -%}
+            {%- if loop.index0 in back -%}
+                {%- do log('gdpr_erase: ' ~ outcome.step.relation_name ~ ': ' ~ back[loop.index0]
+                    ~ ' row(s) of the batch came back (a concurrent write); erased again', info=true) -%}
+                {%- set redo = gdpr_lakehouse._erase_relation(outcome.step, ctx) -%}
+                {%- do redo.update({'attempts': outcome.attempts + redo.attempts}) -%}
+                {%- do again.append(redo) -%}
+            {%- else -%}
+                {%- do again.append(outcome) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- set ns.swept = again -%}
+        {%- set ns.done = not back -%}
+    {%- endfor -%}
+    {{ return(ns.swept) }}
+{%- endmacro %}
+
+{#- Crash injection for the reliability suite: with var erasure_crash_after set to a
+    step (claim, tombstone, a relation of the plan such as bronze.patients,
+    shred:deleted, shred:reorg, evidence), the run stops dead right after that step
+    has committed, as a killed process would: nothing after it runs, nothing is
+    cleaned up. The next gdpr_erase must finish the batch. Unset: a no-op. -#}
+{% macro _crash_point(step) -%}
+    {%- if var('erasure_crash_after', none) == step -%}
+        {%- do exceptions.raise_compiler_error('gdpr_erase: crash injected after step ' ~ step ~ ' (var erasure_crash_after)') -%}
+    {%- endif -%}
 {%- endmacro %}
 
 {% macro _subject_filter(ids, column='subject_id') -%}
@@ -268,9 +324,11 @@ when matched then delete
         {%- endif -%}
     {%- endif -%}
     {%- if step.action == 'shred' -%}
+        {%- do gdpr_lakehouse._crash_point('shred:deleted') -%}
         {#- the vault alone is purged at once: REORG, then VACUUM LITE (deletes only files
             the log removed, never a file a concurrent writer is still writing) at 0 hours -#}
         {%- do run_query('reorg table ' ~ step.relation ~ ' apply (purge)') -%}
+        {%- do gdpr_lakehouse._crash_point('shred:reorg') -%}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
         {%- do run_query('vacuum ' ~ step.relation ~ ' lite retain 0 hours') -%}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = true') -%}

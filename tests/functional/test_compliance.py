@@ -68,9 +68,9 @@ def test_retention_longer_than_the_deadline_or_unset_is_caught(
 def test_pii_in_delta_statistics_is_caught(
     scratch: None, dbt: DbtProject, spark: SparkSession
 ) -> None:
-    spark.sql("create or replace table scratch.bad_stats (id string, email binary) using delta")
+    spark.sql("create or replace table scratch.bad_stats (id string, email string) using delta")
     spark.sql(
-        "create or replace table scratch.listed_stats (id string, email binary) using delta "
+        "create or replace table scratch.listed_stats (id string, email string) using delta "
         "tblproperties ('delta.dataSkippingStatsColumns' = 'id,email')"
     )
     rows = _show(
