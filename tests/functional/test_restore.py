@@ -329,48 +329,6 @@ def test_vacuumed_version_is_refused_with_the_oldest_restorable(
     assert _versions(spark, ["bronze.users", "privacy.restore_log"]) == versions
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (
-            {"model": "bronze_patients", "version": 99999},
-            "does not exist yet; its versions run from",
-        ),
-        ({"model": "bronze_patients", "timestamp": "2999-01-01 00:00:00"}, "is in the future"),
-        ({"model": "bronze_patients", "timestamp": "2000-01-01"}, "is before the first version"),
-        (
-            {"model": "bronze_patients", "timestamp": "2026-02-30 10:00:00"},
-            "is not a valid date and time",
-        ),
-        ({"model": "bronze_patients", "timestamp": "yesterday"}, "is not a timestamp"),
-        ({"model": "bronze_patients", "version": -1}, "must be a whole number from 0"),
-        ({"model": "bronze_patients", "version": 2.5}, "must be a whole number from 0"),
-        ({"model": "bronze_patients", "version": True}, "must be a whole number from 0"),
-        ({"model": "bronze_patients", "version": 1, "timestamp": "2026-01-01"}, "got both"),
-        ({"model": "bronze_patients"}, "got neither"),
-        ({"model": "no_such_model", "version": 1}, "is not a model or snapshot of this project"),
-        ({"model": "privacy_patients_masked", "version": 1}, "is a view, not a Delta table"),
-        ({"model": "privacy_subject_keys", "version": 1}, "is the key vault"),
-        ({"model": "privacy_erasure_tombstones", "version": 1}, "privacy control table"),
-        ({"model": "bronze_patients; drop table x", "version": 1}, "must be the name of a dbt"),
-        ({"model": "bronze_patients", "version": 1, "force": True}, "unknown argument(s) force"),
-        (
-            {"model": "bronze_patients", "version": 1, "dry_run": "yes"},
-            "dry_run must be true or false",
-        ),
-    ],
-)
-def test_bad_input_is_refused_and_changes_nothing(
-    history: dict, dbt: DbtProject, spark: SparkSession, args: dict, message: str
-) -> None:
-    watched = ["bronze.patients", "privacy.restore_log"]
-    versions = _versions(spark, watched)
-    success, errors = dbt.operation("restore_version", args, expect_success=False)
-    assert not success
-    assert message in errors
-    assert _versions(spark, watched) == versions
-
-
 def test_table_history_explains_every_version(
     history: dict, cascaded: dict, dbt: DbtProject, capfd
 ) -> None:
