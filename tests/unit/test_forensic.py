@@ -1,0 +1,184 @@
+"""The forensic scanner's readers, on hand-made files (no JVM): Delta's Base85, deletion
+vector framing, log reconciliation, and the needle search in bytes and in Parquet."""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+import zlib
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyroaring import BitMap64
+
+from python_jobs import forensic_scan
+from python_jobs.delta_files import (
+    DV_MAGIC,
+    DeltaLogError,
+    deletion_vector_path,
+    read_deletion_vector,
+    read_snapshot,
+    z85_decode,
+)
+from python_jobs.forensic_scan import Needle, scan_bytes, scan_log, scan_parquet
+
+Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def _z85_encode(data: bytes) -> str:
+    out = []
+    for start in range(0, len(data), 4):
+        value = int.from_bytes(data[start : start + 4], "big")
+        chars = []
+        for _ in range(5):
+            value, digit = divmod(value, 85)
+            chars.append(Z85[digit])
+        out.append("".join(reversed(chars)))
+    return "".join(out)
+
+
+def test_z85_decodes_the_spec_vector_and_rejects_garbage() -> None:
+    assert z85_decode("HelloWorld") == bytes.fromhex("864FD26FB559F75B")
+    with pytest.raises(DeltaLogError, match="multiple of 5"):
+        z85_decode("Hell")
+    with pytest.raises(DeltaLogError, match="not a Base85 character"):
+        z85_decode("Hell~")
+
+
+def _dv_file(table: Path, rows: list[int]) -> dict:
+    """A deletion vector file as Delta writes it, and its descriptor."""
+    bitmap = struct.pack("<i", DV_MAGIC) + BitMap64(rows).serialize()
+    name = uuid.uuid4()
+    body = struct.pack(">i", len(bitmap)) + bitmap + struct.pack(">I", zlib.crc32(bitmap))
+    (table / f"deletion_vector_{name}.bin").write_bytes(b"\x01" + body)
+    return {
+        "storageType": "u",
+        "pathOrInlineDv": _z85_encode(name.bytes),
+        "offset": 1,
+        "sizeInBytes": len(bitmap),
+        "cardinality": len(rows),
+    }
+
+
+def test_deletion_vectors_on_disk_and_inline_are_read(tmp_path: Path) -> None:
+    descriptor = _dv_file(tmp_path, [0, 5, 70_000])
+    assert deletion_vector_path(tmp_path, descriptor).is_file()
+    assert list(read_deletion_vector(tmp_path, descriptor)) == [0, 5, 70_000]
+    inline = struct.pack("<i", DV_MAGIC) + BitMap64([3]).serialize()
+    padded = inline + b"\x00" * (-len(inline) % 4)
+    descriptor = {
+        "storageType": "i",
+        "pathOrInlineDv": _z85_encode(padded),
+        "sizeInBytes": len(inline),
+    }
+    assert list(read_deletion_vector(tmp_path, descriptor)) == [3]
+
+
+def _commit(table: Path, version: int, *actions: dict) -> None:
+    log = table / "_delta_log"
+    log.mkdir(exist_ok=True)
+    (log / f"{version:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def test_the_log_is_reconciled_by_path_and_deletion_vector(tmp_path: Path) -> None:
+    dv = _dv_file(tmp_path, [1])
+    _commit(tmp_path, 0, {"add": {"path": "a.parquet"}}, {"add": {"path": "b%20c.parquet"}})
+    # one commit adds (a, DV) before removing (a, none): a stays live, with the DV
+    _commit(
+        tmp_path,
+        1,
+        {"add": {"path": "a.parquet", "deletionVector": dv}},
+        {"remove": {"path": "a.parquet"}},
+        {"remove": {"path": "b%20c.parquet"}},
+    )
+    snapshot = read_snapshot(tmp_path)
+    assert snapshot.version == 1
+    assert list(snapshot.files) == [tmp_path / "a.parquet"]
+    assert list(snapshot.deleted_rows(tmp_path / "a.parquet")) == [1]
+    assert read_snapshot(tmp_path / "nothing") is None
+    (tmp_path / "_delta_log" / f"{1:020d}.json").rename(tmp_path / "_delta_log" / f"{2:020d}.json")
+    with pytest.raises(DeltaLogError, match="commit 1 is missing"):
+        read_snapshot(tmp_path)
+
+
+def test_bytes_are_found_across_chunk_boundaries_and_counted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forensic_scan, "_CHUNK", 7)
+    path = tmp_path / "dbt.log"
+    path.write_bytes(b"xxxxxP0000006yyyyP0000006\nkey " + bytes(range(32)).hex().encode())
+    needles = [
+        Needle("subject_id", "subject id", b"P0000006"),
+        Needle("key", "data key", bytes(range(32))),
+    ]
+    found = {hit.needle.label: len(hit.rows) for hit in scan_bytes(path, needles)}
+    assert found == {"subject id": 2, "data key": 1}
+
+
+def test_log_lines_say_which_action_holds_the_value(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000003.json"
+    path.write_text(
+        json.dumps({"commitInfo": {"operationParameters": {"predicate": "id = 'P0000006'"}}})
+        + "\n"
+        + json.dumps({"add": {"path": "x", "stats": '{"minValues":{"id":"P0000006"}}'}})
+        + "\n"
+    )
+    found = {hit.where for hit in scan_log(path, [Needle("subject_id", "subject id", b"P0000006")])}
+    assert found == {"commitInfo (operation parameters)", "add (statistics)"}
+
+
+def test_parquet_is_decoded_through_maps_lists_and_dates(tmp_path: Path) -> None:
+    import datetime
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = bytes(range(32))
+    cipher = b"\x00" * 12 + AESGCM(key).encrypt(b"\x00" * 12, b"Ada Abbot", None)
+    table = pa.table(
+        {
+            "id": ["A", "P0000006", "B"],
+            "prefs": pa.array(
+                [[("theme", "dark")], [("mail", "ada@example.org")], None],
+                pa.map_(pa.string(), pa.string()),
+            ),
+            "tags": [["x"], None, ["ada@example.org"]],
+            "born": [datetime.date(1990, 1, 1), datetime.date(1983, 1, 23), None],
+            "name_enc": [b"other", cipher, None],
+        }
+    )
+    path = tmp_path / "part-0.parquet"
+    pq.write_table(table, path)
+    needles = [
+        Needle("subject_id", "subject id", b"P0000006"),
+        Needle("pii", "patients.email", b"ada@example.org"),
+        Needle("pii", "patients.birth_date", b"1983-01-23"),
+    ]
+    found, ciphertext = scan_parquet(path, needles, key)
+    where = {(hit.where, hit.needle.label): sorted(hit.rows) for hit in found}
+    assert where == {
+        ("id", "subject id"): [1],
+        ("prefs.value", "patients.email"): [1],
+        ("tags[]", "patients.email"): [2],
+        ("born", "patients.birth_date"): [1],
+    }
+    assert [(hit.where, sorted(hit.rows)) for hit in ciphertext] == [("name_enc", [1])]
+    assert scan_parquet(path, needles, bytes(32))[1] == []  # another key opens nothing
+
+
+def test_a_witness_file_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    path.write_text("{not json")
+    with pytest.raises(forensic_scan.ScanError, match="not a witness JSON file"):
+        forensic_scan.read_witness(path)
+    path.write_text(json.dumps({"version": 1, "subject_id": "P1' or 1=1"}))
+    with pytest.raises(forensic_scan.ScanError, match="subject_id is missing or malformed"):
+        forensic_scan.read_witness(path)
+    witness = forensic_scan.Witness(
+        "P0000006", "patient", "ab" * 32, bytes(32), [{"column": "c", "value": "v@x.org"}]
+    )
+    forensic_scan.write_witness(witness, path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert forensic_scan.read_witness(path) == witness
