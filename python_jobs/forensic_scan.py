@@ -72,6 +72,7 @@ from python_jobs.relations import DeltaRelation, delta_relations
 
 SUBJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
+VERDICTS = ("readable", "unreadable", "retained")
 AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "dbt")
 MIN_VALUE_LENGTH = 4
 WITNESS_VERSION = 1
@@ -465,7 +466,7 @@ def scan_parquet(
     return residues, [_Found(columns, _CIPHER, set().union(*cipher.values()))]
 
 
-_CIPHER = Needle("ciphertext", "ciphertext under the subject's key", b"")
+_CIPHER = Needle("ciphertext", "ciphertext (subject key)", b"")
 
 
 def _opens(key: bytes, value: bytes) -> bool:
@@ -568,9 +569,7 @@ def scan(
             for hit in hits + ciphers:
                 reachable_rows = {r for r in hit.rows if not deleted or r not in deleted}
                 if kind == "data (live)" and not reachable_rows:
-                    pending.append(
-                        (place, path, "data (live, deleted by deletion vector)", hit, False)
-                    )
+                    pending.append((place, path, "data (row deleted by DV)", hit, False))
                 else:
                     pending.append((place, path, kind, hit, kind == "data (live)"))
     key_found = any(hit.needle.kind == "key" for _, _, _, hit, _ in pending)
@@ -737,12 +736,12 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
             r.file_kind,
             _short(r.file),
             r.needle,
-            r.where,
+            _short(r.where, 36),
             str(r.rows),
         )
         for r in sorted(
             residues,
-            key=lambda r: (r.verdict != "readable", r.area, r.location, r.file_kind, r.file),
+            key=lambda r: (VERDICTS.index(r.verdict), r.area, r.location, r.file_kind, r.file),
         )
     ]
     widths = [max(len(str(line[i])) for line in [header, *lines]) for i in range(len(header))]

@@ -59,8 +59,16 @@
     {#- a restore_version that died between its RESTORE and the re-erasure is healed first -#}
     {%- do gdpr_lakehouse.heal_interrupted_restores(gdpr_lakehouse._restore_context()) -%}
 
-    {#- 1-2. legal holds, then claim the batch. Requests a crashed run left `erasing`
-        keep their batch id, so the commits it already made are found and counted. -#}
+    {#- 1-2. legal holds, then claim the batch. A batch a crashed run left `erasing`
+        (or a conflict left `failed`) is
+        resumed under its own id: this run's commits carry it too, and new requests
+        join it, so every commit of the batch, whichever run made it, is found by its
+        tag and counted once. -#}
+    {%- set interrupted = run_query("select distinct batch_id from " ~ ctx.requests
+        ~ " where status in ('erasing', 'failed') and batch_id is not null order by batch_id").columns[0].values() | list -%}
+    {%- if interrupted -%}
+        {%- do ctx.update({'batch': interrupted[0], 'resumed': true}) -%}
+    {%- endif -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='erase', batch_id=ctx.batch)) -%}
     {%- if gdpr_lakehouse.scalar_query('select count(*) from ' ~ ctx.holds ~ ' where released_at is null', 0) | int > 0 -%}
         {%- do run_query(gdpr_lakehouse._hold_requests_sql(ctx, ids)) -%}
@@ -79,14 +87,16 @@
         {{ return([]) }}
     {%- endif -%}
     {%- set request_ids = claimed.columns['request_id'].values() | list -%}
-    {%- set batches = claimed.columns['batch_id'].values() | unique | list -%}
+    {#- the batch, and any other a crashed run of an older version left behind -#}
+    {%- set batches = (claimed.columns['batch_id'].values() | list) + interrupted -%}
+    {%- set batches = batches | unique | list -%}
     {%- set types = claimed.columns['subject_type'].values() | unique | list -%}
     {#- one request: each erasure commit's own metrics are that request's rows; more:
         the commits' Change Data Feed splits them per request -#}
     {%- do ctx.update({'request_ids': request_ids if request_ids | length <= 50 else none, 'batches': batches, 'types': types,
                        'single': request_ids | length == 1}) -%}
     {%- do print('gdpr_erase: batch ' ~ ctx.batch ~ ': ' ~ request_ids | length ~ ' request(s), '
-        ~ plan | length ~ ' relation(s) in the plan' ~ ('; resuming ' ~ (batches | length - (1 if ctx.batch in batches else 0)) ~ ' interrupted batch(es)' if batches != [ctx.batch] else '')) -%}
+        ~ plan | length ~ ' relation(s) in the plan' ~ ('; resuming the interrupted batch' if ctx.get('resumed') else '')) -%}
 
     {#- 3. tombstones first: nothing re-ingests these subjects from here on -#}
     {%- do run_query(gdpr_lakehouse._tombstone_sql(ctx)) -%}
@@ -226,7 +236,7 @@ on requests.request_id = claim.request_id
 when matched then update set
     status = 'erasing',
     status_reason = null,
-    batch_id = case when requests.status = 'erasing' and requests.batch_id is not null then requests.batch_id else '{{ ctx.batch }}' end,
+    batch_id = '{{ ctx.batch }}',
     subject_type = coalesce(requests.subject_type, claim.subject_type),
     subject_pseudonym = coalesce(requests.subject_pseudonym, claim.subject_pseudonym),
     updated_at = current_timestamp()

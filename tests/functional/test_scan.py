@@ -143,7 +143,7 @@ def test_after_erasure_nothing_is_reachable_and_history_is_ciphertext_without_ke
     history = {
         r["file_kind"] for r in residues if r["area"] == "relations" and r["verdict"] == "readable"
     }
-    assert history & {"data (removed)", "change data", "data (live, deleted by deletion vector)"}
+    assert history & {"data (removed)", "change data", "data (row deleted by DV)"}
     assert code == 1
 
 
@@ -234,7 +234,7 @@ def test_positive_control_finds_planted_values_in_every_kind_of_file(
     mine = [r for r in residues if r.file.startswith("scratch.db/planted/")]
     kinds = {r.file_kind for r in mine}
     assert {
-        "data (live, deleted by deletion vector)",
+        "data (row deleted by DV)",
         "data (removed)",
         "change data",
         "log",
