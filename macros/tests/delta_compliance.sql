@@ -20,6 +20,15 @@
     {{ return(nodes) }}
 {%- endmacro %}
 
+{#- A built relation's table properties as a mapping. -#}
+{% macro tblproperties_of(relation) -%}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation) -%}
+        {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
+{%- endmacro %}
+
 {% macro cdf_problems(relations) -%}
     {%- set problems = [] -%}
     {%- for name in relations -%}
@@ -30,9 +39,7 @@
                 {%- do problems.append([name | string, 'is not built']) -%}
             {%- endif -%}
         {%- else -%}
-            {%- for row in run_query('show tblproperties ' ~ name) -%}
-                {%- do properties.update({row[0]: row[1]}) -%}
-            {%- endfor -%}
+            {%- do properties.update(gdpr_lakehouse.tblproperties_of(name)) -%}
             {%- if properties.get('delta.enableChangeDataFeed') != 'true' -%}
                 {%- do problems.append([name | string, 'delta.enableChangeDataFeed is ' ~ properties.get('delta.enableChangeDataFeed', 'unset')]) -%}
             {%- endif -%}

@@ -26,10 +26,7 @@
     {%- set problems = [] -%}
     {%- for relation in relations
           if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is not none -%}
-        {%- set properties = {} -%}
-        {%- for row in run_query('show tblproperties ' ~ relation) -%}
-            {%- do properties.update({row[0]: row[1]}) -%}
-        {%- endfor -%}
+        {%- set properties = gdpr_lakehouse.tblproperties_of(relation) -%}
         {%- for name in ['delta.deletedFileRetentionDuration', 'delta.logRetentionDuration'] -%}
             {%- set value = properties.get(name) -%}
             {%- set hours = gdpr_lakehouse._retention_hours(value) -%}
@@ -51,10 +48,7 @@
     {%- for spec in specs
           if spec.pii_columns
           and adapter.get_relation(database=spec.relation.database, schema=spec.relation.schema, identifier=spec.relation.identifier) is not none -%}
-        {%- set properties = {} -%}
-        {%- for row in run_query('show tblproperties ' ~ spec.relation) -%}
-            {%- do properties.update({row[0]: row[1]}) -%}
-        {%- endfor -%}
+        {%- set properties = gdpr_lakehouse.tblproperties_of(spec.relation) -%}
         {%- set listed = properties.get('delta.dataSkippingStatsColumns') -%}
         {%- if listed is not none -%}
             {%- set columns = listed.split(',') | map('trim') | map('lower') | list -%}
