@@ -199,7 +199,10 @@ def redact_tool_output(folders: list[Path], subjects: list[str]) -> int:
     rewritten = 0
     for folder in folders:
         for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-            if not path.is_file() or path.suffix not in (".log", ".json", ".sql", ".txt", ".csv"):
+            text = path.suffix in (".log", ".json", ".sql", ".txt", ".csv") or path.name.startswith(
+                "dbt.log"
+            )
+            if not path.is_file() or not text:  # dbt.log.1 ...: dbt's rotated logs
                 continue
             data = path.read_bytes()
             redacted = pattern.sub(b"[erased]", data)
@@ -365,6 +368,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     print(f"Purged {len(results)} relation(s); {purged} request(s) now purged.")
     subjects = erased_subjects(spark, relations, args.request_id)
     landing = landing_dir()
+    if subjects and not landing.is_dir():
+        print(f"  landing zone {landing}: not a local folder here; its files were not rewritten")
     if subjects and landing.is_dir():
         for result in purge_landing(manifest(), landing, subjects):
             print(

@@ -182,3 +182,28 @@ def test_a_witness_file_is_checked(tmp_path: Path) -> None:
     forensic_scan.write_witness(witness, path)
     assert path.stat().st_mode & 0o777 == 0o600
     assert forensic_scan.read_witness(path) == witness
+
+
+def test_the_landing_zone_is_rewritten_without_erased_subjects(tmp_path: Path) -> None:
+    from python_jobs.purge import purge_landing_file
+
+    path = tmp_path / "batch-0001.parquet"
+    pq.write_table(pa.table({"patient_id": ["P1", "P2", "P1", None], "city": list("abcd")}), path)
+    assert purge_landing_file(path, "patient_id", ["P1"]) == 2
+    assert pq.read_table(path).to_pydict() == {"patient_id": ["P2", None], "city": ["b", "d"]}
+    assert purge_landing_file(path, "patient_id", ["P1"]) == 0  # a rerun has nothing to do
+    assert [p.name for p in tmp_path.iterdir()] == ["batch-0001.parquet"]
+
+
+def test_dbt_output_is_redacted_whole_ids_only(tmp_path: Path) -> None:
+    from python_jobs.purge import redact_tool_output
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "dbt.log").write_text("args {subject_ids: [P0000006]} P00000061 xP0000006\n")
+    (logs / "dbt.log.1").write_text("old: P0000006\n")
+    (logs / "image.png").write_bytes(b"P0000006")
+    assert redact_tool_output([logs, tmp_path / "absent"], ["P0000006"]) == 2
+    assert (logs / "dbt.log").read_text() == "args {subject_ids: [[erased]]} P00000061 xP0000006\n"
+    assert (logs / "dbt.log.1").read_text() == "old: [erased]\n"
+    assert (logs / "image.png").read_bytes() == b"P0000006"
