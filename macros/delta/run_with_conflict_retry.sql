@@ -5,7 +5,9 @@
     MetadataChanged). dbt's Jinja cannot catch an error, so the retry loop is a Spark
     SQL script (Spark 4 / Databricks SQL scripting) whose exit handler catches only
     that SQLSTATE; any other error fails at once. Between attempts it backs off
-    (attempt x 250 ms). Returns {attempts, done}: done is false when every attempt
+    exponentially with jitter (0.5 s doubling to at most 8 s, each wait between half
+    and all of that), so a retry lands in a gap between a periodic writer's commits
+    instead of racing it again at once. Returns {attempts, done}: done is false when every attempt
     hit a conflict, and the caller reports that; the write itself must be idempotent.
 #}
 {% macro run_with_conflict_retry(write_sql, max_attempts=none) -%}
@@ -13,7 +15,7 @@
 {%- endmacro %}
 
 {% macro default__run_with_conflict_retry(write_sql, max_attempts=none) -%}
-    {%- set limit = max_attempts if max_attempts is not none else var('erasure_max_attempts', 5) -%}
+    {%- set limit = max_attempts if max_attempts is not none else var('erasure_max_attempts', 8) -%}
     {%- if limit is not number or limit is sameas true or limit is sameas false or limit < 1 or limit > 50 -%}
         {%- do exceptions.raise_compiler_error("var erasure_max_attempts is " ~ (limit | string)[:40] ~ "; it must be a whole number from 1 to 50") -%}
     {%- endif -%}
@@ -31,7 +33,8 @@ begin
     while not done and attempt < {{ limit }} do
         set attempt = attempt + 1;
         if attempt > 1 then
-            select java_method('java.lang.Thread', 'sleep', cast(250 * (attempt - 1) as bigint));
+            select java_method('java.lang.Thread', 'sleep',
+                cast(least(8000, 500 * pow(2, attempt - 2)) * (0.5 + rand() / 2) as bigint));
         end if;
         begin
             declare exit handler for sqlstate '2D521' begin set done = false; end;

@@ -6,10 +6,10 @@
   the previous one left; a last run completes it. The subject is gone everywhere,
   the evidence counts every row once, no other subject's rows changed.
 - Concurrency: in each of LAKEHOUSE_RELIABILITY_TRIALS trials (default 20) a second
-  ingestion job, in its own Spark session, lands new encounter events (other
-  patients' and a late one of the subject being erased) and merges them into
-  bronze.encounters with the model's own compiled SQL, retrying write conflicts,
-  while gdpr_erase erases one patient. No committed row is lost, the subject never
+  ingestion job, in its own Spark session, lands a micro-batch of encounter events
+  every 1.5 to 4 s (other patients' and a late one of the subject being erased) and
+  merges it into bronze.encounters with the model's own compiled SQL, retrying write
+  conflicts, while gdpr_erase erases one patient. No committed row is lost, the subject never
   comes back, and every conflict is retried and reported.
 """
 
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -153,14 +154,19 @@ class Ingestion(threading.Thread):
             "when not matched and source.source_op != 'delete' then insert *"
         )
         self.trial, self.patients, self.subject = trial, patients, subject
+        # events just after bronze's high-water mark: a live feed, without moving the
+        # mark past the synthetic batches later suites land
+        self.clock = spark.sql("select max(source_updated_at) from bronze.encounters").first()[0]
         self.stop = threading.Event()
+        self.random = random.Random(trial)
         self.committed: list[str] = []
         self.conflicts = 0
         self.rounds = 0
         self.error: BaseException | None = None
 
     def land(self, round_: int) -> list[str]:
-        now = datetime.now(UTC).replace(tzinfo=None)
+        self.clock += timedelta(seconds=1)
+        now = self.clock
         rows, ids = [], []
         for i, patient in enumerate([*self.patients, self.subject]):
             encounter = f"E-RACE-{self.trial:02d}-{round_:02d}-{i}"
@@ -200,6 +206,8 @@ class Ingestion(threading.Thread):
                         self.conflicts += 1
                 self.committed += ids
                 self.rounds += 1
+                # a micro-batch ingestion: the next batch lands 1.5 to 4 s later
+                self.stop.wait(self.random.uniform(1.5, 4.0))
         except BaseException as error:  # surfaced by the test
             self.error = error
 
