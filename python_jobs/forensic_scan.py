@@ -528,6 +528,7 @@ def scan(
     warehouse: Path,
     landing: Path,
     selected: tuple[str, ...] = AREAS,
+    skip: frozenset[Path] = frozenset(),
 ) -> tuple[list[Residue], dict[str, Any]]:
     needles = witness.needles()
     key = data_key(witness.key)
@@ -544,6 +545,8 @@ def scan(
         elif place.location not in stats["areas"]:
             stats["areas"].append(place.location)
         for path in files_of(place, claimed):
+            if path.resolve() in skip:  # the witness file itself, wherever it was kept
+                continue
             stats["files"] += 1
             stats["bytes"] += path.stat().st_size
             # the Delta table the file belongs to: the relation, or one nobody declared
@@ -686,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         witness = Witness(_subject(args, relations, warehouse))
     witness.values += [{"column": "--value", "value": value} for value in args.value]
-    residues, stats = scan(witness, relations, warehouse, landing, selected)
+    skip = frozenset({args.witness.resolve()} if args.witness else set())
+    residues, stats = scan(witness, relations, warehouse, landing, selected, skip)
     readable = [r for r in residues if r.verdict == "readable"]
     if args.json:
         print(
