@@ -7,7 +7,7 @@
       1. legal holds: requests of subjects under hold become `held` and are left alone;
       2. claim the open requests (pending, failed, or erasing after a crash) as one batch;
       3. tombstone the subjects (keyed hash), so ingestion, rebuilds and snapshots can
-         never bring them back, not even ingestion running at this moment;
+         never bring them back (a write already under way is caught by step 6);
       4. per relation of the plan (erasure_plan: from the graph, DAG order), ONE batched
          MERGE against the whole batch: WHEN MATCHED THEN DELETE, or UPDATE ... SET
          <subject key and PII columns> = NULL for on_erasure: anonymize; write
@@ -17,9 +17,10 @@
          vault alone at once (0 hours, LITE: only files the log removed), so every
          encrypted copy in history is unreadable immediately;
       6. sweep: one query counts the batch's rows left in every relation; a relation a
-       concurrent write refilled (ingestion or a rebuild that read the tombstones
-       before step 3 and committed after its relation was erased) is erased again;
-    7. requests become `erased`; `python -m python_jobs.purge` later makes them `purged`.
+         concurrent write refilled (ingestion or a rebuild that read the tombstones
+         before step 3 and committed after its relation was erased) is erased again;
+      7. evidence per request and relation; requests become `erased`;
+         `python -m python_jobs.purge` later makes them `purged`.
     Idempotent and resumable: every step is keyed by request and relation, counts are
     recomputed from the commits themselves, so a rerun after a crash completes the
     batch and never double-counts.
@@ -60,13 +61,16 @@
     {%- do gdpr_lakehouse.heal_interrupted_restores(gdpr_lakehouse._restore_context()) -%}
 
     {#- 1-2. legal holds, then claim the batch. A batch a crashed run left `erasing`
-        (or a conflict left `failed`) is
-        resumed under its own id: this run's commits carry it too, and new requests
-        join it, so every commit of the batch, whichever run made it, is found by its
-        tag and counted once. -#}
+        (or a conflict left `failed`) is resumed under its own id: this run's commits
+        carry it too, and new requests join it, so every commit of the batch, whichever
+        run made it, is found by its tag and counted once. -#}
     {%- set interrupted = run_query("select distinct batch_id from " ~ ctx.requests
         ~ " where status in ('erasing', 'failed') and batch_id is not null order by batch_id").columns[0].values() | list -%}
     {%- if interrupted -%}
+        {%- if not modules.re.match('^[A-Za-z0-9_-]{1,64}$', interrupted[0] | string) -%}
+            {%- do exceptions.raise_compiler_error("gdpr_erase: " ~ ctx.requests ~ " holds an interrupted batch id that is not one gdpr_erase writes: "
+                ~ (interrupted[0] | string)[:80] ~ "; fix that row by hand") -%}
+        {%- endif -%}
         {%- do ctx.update({'batch': interrupted[0], 'resumed': true}) -%}
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='erase', batch_id=ctx.batch)) -%}
@@ -110,11 +114,11 @@
         {%- do outcomes.append(gdpr_lakehouse._erase_relation(step, ctx)) -%}
         {%- do gdpr_lakehouse._crash_point(step.relation_name) -%}
     {%- endfor -%}
-    {#- a write that read the tombstones before step 3 and committed after its
+    {#- 6. a write that read the tombstones before step 3 and committed after its
         relation was erased (ingestion, a rebuild) brings rows back: sweep -#}
     {%- set outcomes = gdpr_lakehouse._sweep(outcomes, ctx) -%}
 
-    {#- 6. evidence per request and relation, recounted from the erasure commits; then
+    {#- 7. evidence per request and relation, recounted from the erasure commits; then
         requests whose every relation is done are erased -#}
     {%- do run_query(gdpr_lakehouse._evidence_sql(outcomes, ctx)) -%}
     {%- do gdpr_lakehouse._crash_point('evidence') -%}
@@ -138,7 +142,7 @@
     {{ return(request_ids) }}
 {%- endmacro %}
 
-{#- Step 6: count the batch's rows still in each erased relation, in one query, and
+{#- Step 6, the sweep: count the batch's rows still in each erased relation, in one query, and
     erase again where a concurrent write brought some back (up to 3 rounds; the
     evidence then counts every erasure commit of the batch). Returns the outcomes. -#}
 {% macro _sweep(outcomes, ctx) -%}
