@@ -55,6 +55,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from python_jobs.delta_files import DeltaLogError, Snapshot, read_snapshot
@@ -265,7 +266,10 @@ def read_witness(path: Path) -> Witness:
     if not isinstance(subject_id, str) or not SUBJECT_ID.match(subject_id):
         raise ScanError(f"witness file {path}: subject_id is missing or malformed")
     values = data.get("values") or []
-    if not all(isinstance(v, dict) and isinstance(v.get("value"), str) for v in values):
+    if not isinstance(values, list) or not all(
+        isinstance(v, dict) and isinstance(v.get("value"), str) and isinstance(v.get("column"), str)
+        for v in values
+    ):
         raise ScanError(f"witness file {path}: values must be a list of {{column, value}}")
     try:
         key = bytes.fromhex(data["key_hex"]) if data.get("key_hex") else None
@@ -283,7 +287,7 @@ def data_key(stored: bytes | None) -> bytes | None:
     if len(stored) == 60 and re.fullmatch(r"[0-9a-fA-F]{64}", kek):
         try:
             return _decrypt(bytes.fromhex(kek), stored)
-        except ValueError:
+        except (ValueError, InvalidTag):  # not this key-encryption key
             return None
     return None
 
@@ -472,9 +476,7 @@ _CIPHER = Needle("ciphertext", "ciphertext (subject key)", b"")
 def _opens(key: bytes, value: bytes) -> bool:
     try:
         _decrypt(key, bytes(value))
-    except ValueError:
-        return False
-    except Exception:  # InvalidTag and friends: not this key's ciphertext
+    except (ValueError, InvalidTag):  # not ciphertext under this key
         return False
     return True
 

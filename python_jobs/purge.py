@@ -345,6 +345,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
                 else table_retention_hours(spark, ref)
             )
             print(f"  {relation.qualified_name.replace('`', ''):32} retain {hours:g} h")
+        subjects = erased_subjects(spark, relations, args.request_id)
+        print(
+            f"and rewrite the landing zone ({landing_dir()}) without the events of "
+            f"{len(subjects)} erased subject(s), and redact their ids in dbt's logs/ and target/."
+        )
         return 0
     ran_at = datetime.now(UTC).replace(tzinfo=None)
     spark.conf.set(
