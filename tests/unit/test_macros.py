@@ -125,3 +125,12 @@ def test_new_data_key_draws_three_distinct_ivs(dbt: DbtProject) -> None:
     for part in range(3):
         assert f"concat(subject_id, ':{part}')" in sql
     assert "rand(" not in sql and "uuid(" not in sql
+
+
+def test_retention_intervals_are_read_as_hours(dbt: DbtProject) -> None:
+    rendered = dbt.compile_inline(
+        "{{ [gdpr_lakehouse._retention_hours('interval 7 days'), "
+        "gdpr_lakehouse._retention_hours('1 hours'), gdpr_lakehouse._retention_hours('interval 2 weeks'), "
+        "gdpr_lakehouse._retention_hours('forever'), gdpr_lakehouse._retention_hours(none)] | tojson }}"
+    )
+    assert json.loads(rendered) == [168, 1, 336, None, None]
