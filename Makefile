@@ -19,13 +19,14 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit test lint unit functional bench-erasure bench-restore bench-audit clean
+.PHONY: help setup run audit test lint unit functional bench bench-erasure bench-restore bench-audit clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make setup  only the set-up (venv, packages, Delta jars)"
+	@echo "make bench          erasure at scale: 6.5M TPC-DS customers, strategies side by side (BENCH_ARGS=\"--rows 65000000 --runs 1\")"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
@@ -72,6 +73,9 @@ test: lint
 
 # Benchmarks print their figures; they are never part of `make test`.
 BENCH_ARGS ?=
+bench: setup
+	$(PY) bench/run.py $(BENCH_ARGS)
+
 bench-erasure: setup
 	$(PY) bench/erasure.py $(BENCH_ARGS)
 

@@ -51,9 +51,10 @@ def dbt_invoker(state: Path):
     dbt_args = ["--project-dir", str(ROOT), "--target-path", str(state / "target")]
     dbt_args += ["--log-path", str(state / "logs")]
 
-    def dbt(*command: str, quiet: bool = True) -> None:
+    def dbt(*command: str, quiet: bool = True):
         result = dbtRunner().invoke([*command, *dbt_args, *(["--quiet"] if quiet else [])])
         if not result.success:
             raise SystemExit(f"dbt {' '.join(command[:2])} failed: {result.exception}")
+        return result
 
     return dbt

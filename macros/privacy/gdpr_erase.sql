@@ -292,12 +292,16 @@ where status = 'erasing'
 {%- endmacro %}
 
 {#- Delete (or anonymize) in one relation the rows whose key is among the erase_key
-    values of a query. -#}
-{% macro _erase_merge_sql(step, keys_sql) -%}
+    values of a query. The keys are broadcast to every task that scans the target: with
+    Spark's size estimate alone (autoBroadcastJoinThreshold, 10 MB) a batch of a few
+    hundred thousand keys or more is sort-merge joined, which shuffles the whole target
+    and costs 4-5x the core-seconds (bench/run.py, "broadcast off"). Pass
+    broadcast=false for a key query too large for the driver's memory. -#}
+{% macro _erase_merge_sql(step, keys_sql, broadcast=true) -%}
     {%- set key = adapter.quote(step.key) -%}
 merge into {{ step.relation }} as target
 using (
-    select distinct erase_key from ({{ keys_sql }}) as batch
+    select {{ '/*+ BROADCAST */ ' if broadcast }}distinct erase_key from ({{ keys_sql }}) as batch
     where erase_key is not null
 ) as erase
 on target.{{ key }} = erase.erase_key
