@@ -61,6 +61,9 @@ def test_batched_statements_are_one_merge_per_relation(dbt: DbtProject) -> None:
     assert "on target.`patient_pseudonym` = erase.erase_key" in patients
     assert "subject_type = 'patient'" in patients
     assert "when matched then delete" in patients
+    # the batch's keys are broadcast: no shuffle of the whole target (bench/run.py)
+    for statement in (orders, patients):
+        assert "using (\n    select /*+ BROADCAST */ distinct erase_key from (" in statement
 
 
 def test_conflict_retry_catches_only_delta_conflicts(dbt: DbtProject) -> None:
