@@ -222,6 +222,10 @@ class Bench:
 
 
 def _seconds(metrics: dict, name: str) -> float | None:
+    """A phase's seconds from Delta's metrics; None when Delta did not time the phases
+    (a DELETE that writes deletion vectors reports scanTimeMs = rewriteTimeMs = 0)."""
+    if not any(int(metrics.get(phase, 0)) for phase in ("scanTimeMs", "rewriteTimeMs")):
+        return None
     return round(int(metrics[name]) / 1000, 2) if name in metrics else None
 
 
@@ -242,7 +246,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="folder for the JSON and PNG")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--replot",
+        type=Path,
+        metavar="JSON",
+        help="print the table and redraw the chart of a past run",
+    )
     args = parser.parse_args(argv)
+    if args.replot:
+        if not args.replot.is_file():
+            parser.error(f"--replot: no such file {args.replot}")
+        report = json.loads(args.replot.read_text())
+        _print_report(report)
+        print(
+            f"\nwrote {_chart(report, (args.out or args.replot.parent) / args.replot.with_suffix('.png').name)}"
+        )
+        return 0
     if not 1_000 <= args.rows <= 2_000_000_000:
         parser.error(f"--rows must be between 1,000 and 2,000,000,000 (got {args.rows})")
     if not 1 <= args.runs <= 9:
@@ -506,6 +525,12 @@ def _chart(report: dict, path: Path) -> Path:
         linestyle=":",
         label="target (logical)",
     )
+    left.axvline(
+        TARGET_PURGED_CORE_S * rows / DOCUMENT_ROWS,
+        color="#2f855a",
+        linestyle="--",
+        label="target (with REORG PURGE)",
+    )
     ceiling = next(r for r in report["results"] if r["case"] == "rewrite all columns")
     left.axvline(
         ceiling["core_s"], color="#718096", linestyle="-.", label="ceiling: rewrite the table"
@@ -524,7 +549,7 @@ def _chart(report: dict, path: Path) -> Path:
                 (
                     r["core_s"]
                     for r in requests
-                    if r["case"] == case and r["group"] == f"request {s}"
+                    if (r["case"], r["layout"]) == case and r["group"] == f"request {s}"
                 ),
                 0,
             )

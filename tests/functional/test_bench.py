@@ -38,7 +38,9 @@ def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_every_strategy_runs_and_is_checked(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    done = _bench(tmp_path, "--rows", str(ROWS), "--runs", "1", "--sizes", "1", "10", "--out", str(out))
+    done = _bench(
+        tmp_path, "--rows", str(ROWS), "--runs", "1", "--sizes", "1", "10", "--out", str(out)
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((out / f"bench_{ROWS}.json").read_text())
     results = report["results"]
@@ -75,7 +77,10 @@ def test_every_strategy_runs_and_is_checked(tmp_path: Path) -> None:
     [
         (["--rows", "5"], "--rows must be between 1,000 and 2,000,000,000"),
         (["--rows", "10000", "--runs", "0"], "--runs must be between 1 and 9"),
-        (["--rows", "10000", "--sizes", "5000"], "--sizes must be between 1 and --rows / 10 (1000)"),
+        (
+            ["--rows", "10000", "--sizes", "5000"],
+            "--sizes must be between 1 and --rows / 10 (1000)",
+        ),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_starts(
