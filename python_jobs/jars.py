@@ -5,6 +5,10 @@ Maven repository (~/.m2/repository); once the jars are there a session starts wi
 network. The coordinate comes from the dbt profile (the one source of Spark settings)
 and must match the installed delta-spark Python package.
 
+The Spark cluster of ``python -m python_jobs.cluster`` also needs Derby's network
+server and client (the metastore the Thrift server and the jobs share), at the
+version of the Derby that ships in pyspark's jars.
+
     python -m python_jobs.jars            # fetch what is missing (no-op when present)
     python -m python_jobs.jars --check    # exit 1 if anything is missing, fetch nothing
 """
@@ -12,6 +16,7 @@ and must match the installed delta-spark Python package.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -58,6 +63,35 @@ def delta_artifacts() -> list[Artifact]:
     return [*artifacts, Artifact("io.delta", "delta-storage", delta.version)]
 
 
+def cluster_artifacts() -> list[Artifact]:
+    """Derby's network server and client, the version pyspark's embedded Derby has."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    found = sorted(jars.glob("derby-*.jar"))
+    if not found:
+        raise ProjectError(f"no derby-<version>.jar in {jars}: is pyspark installed?")
+    derby = found[0].name.removeprefix("derby-").removesuffix(".jar")
+    return [Artifact("org.apache.derby", name, derby) for name in ("derbynet", "derbyclient")]
+
+
+def derby_client_classpath() -> str:
+    """The jars a Spark driver needs to reach the Derby network metastore."""
+    artifacts = cluster_artifacts()
+    absent = missing(artifacts)
+    if absent:
+        raise ProjectError(
+            "Derby's network jars are not in the local Maven repository ("
+            + ", ".join(a.coordinate for a in absent)
+            + "); run `make setup` once with network access"
+        )
+    client = next(a for a in artifacts if a.name == "derbyclient")
+    import pyspark
+
+    shared = sorted((Path(pyspark.__file__).parent / "jars").glob("derbyshared-*.jar"))
+    return os.pathsep.join(str(p) for p in [client.jar, *shared])
+
+
 def missing(artifacts: list[Artifact]) -> list[Artifact]:
     return [artifact for artifact in artifacts if not artifact.jar.is_file()]
 
@@ -94,10 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report only; fetch nothing")
     args = parser.parse_args(argv)
     try:
-        artifacts = delta_artifacts()
+        delta = delta_artifacts()
+        artifacts = [*delta, *cluster_artifacts()]
         absent = missing(artifacts)
         if not absent:
-            print("Delta jars present: " + ", ".join(a.coordinate for a in artifacts))
+            print("Delta jars present: " + ", ".join(a.coordinate for a in delta))
             return 0
         if args.check:
             print("missing: " + ", ".join(a.coordinate for a in absent), file=sys.stderr)
@@ -109,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Maven ran but these jars are still missing: "
                 + ", ".join(str(a.jar) for a in still)
             )
-        print("Delta jars present: " + ", ".join(a.coordinate for a in artifacts))
+        print("Delta jars present: " + ", ".join(a.coordinate for a in delta))
         return 0
     except (ProjectError, subprocess.CalledProcessError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -25,10 +25,13 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from python_jobs.jars import delta_artifacts, missing
+from python_jobs.jars import delta_artifacts, derby_client_classpath, missing
 from python_jobs.project import ProjectError, profile_target, state_dir
 
-METASTORE_KEYS = ("spark.hadoop.javax.jdo.option.ConnectionURL",)
+METASTORE_KEYS = (
+    "spark.hadoop.javax.jdo.option.ConnectionURL",
+    "spark.hadoop.javax.jdo.option.ConnectionDriverName",
+)
 
 
 def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
@@ -41,6 +44,9 @@ def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
         settings["spark.sql.catalogImplementation"] = "in-memory"
         for key in METASTORE_KEYS:
             settings.pop(key, None)
+    elif settings.get(METASTORE_KEYS[0], "").startswith("jdbc:derby://"):
+        # the cluster's Derby network metastore (python -m python_jobs.cluster)
+        settings["spark.driver.extraClassPath"] = derby_client_classpath()
     return settings
 
 
@@ -64,6 +70,8 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
     state_dir().mkdir(parents=True, exist_ok=True)
     if app_name:
         settings["spark.app.name"] = app_name
+    # Python on a cluster's executors: the same interpreter as this driver.
+    settings.setdefault("spark.pyspark.python", sys.executable)
     builder = SparkSession.builder
     if settings.get("spark.sql.catalogImplementation") == "hive":
         builder = builder.enableHiveSupport()

@@ -1,0 +1,437 @@
+"""A real Spark cluster on loopback: standalone master and worker, a Thrift server with
+Delta, and a Derby network metastore that the Thrift server and the jobs share.
+
+    python -m python_jobs.cluster up       # or: make cluster-up
+    eval "$(python -m python_jobs.cluster env)"
+    dbt build --target thrift
+    python -m python_jobs.purge            # a job on the same cluster and metastore
+    python -m python_jobs.cluster down     # or: make cluster-down
+    python -m python_jobs.cluster status
+
+Everything comes from the installed pyspark distribution (``bin/spark-class``,
+``bin/spark-submit``, its Thrift server and Derby jars) plus Derby's network server
+and client, which ``make setup`` fetched from Maven Central. Nothing listens beyond
+127.0.0.1. The Spark settings are the ``local`` target's (profiles.yml, the one
+source), so the Thrift server runs the same Delta, warehouse and SQL settings as a
+laptop session; only the master and the metastore differ.
+
+State lives in ``$LAKEHOUSE_DIR/cluster``: ``cluster.json`` (ports and process ids),
+one log per process, the Derby system and the worker's scratch space. ``up`` on a
+running cluster says so and changes nothing; ``down`` on a stopped one is a no-op.
+
+Ports (environment, defaults): SPARK_MASTER_PORT 7077, SPARK_THRIFT_PORT 10000,
+LAKEHOUSE_DERBY_PORT 1527. The worker offers LAKEHOUSE_WORKER_CORES (4: two
+applications of spark.cores.max 2 at once, over-committing a 2-core laptop) and
+LAKEHOUSE_WORKER_MEMORY (8g).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from python_jobs.jars import cluster_artifacts, delta_artifacts, derby_client_classpath
+from python_jobs.project import ProjectError, state_dir
+
+HOST = "127.0.0.1"
+# Settings of the local target the cluster sets itself (jars by path, not by Ivy).
+NOT_FORWARDED = {
+    "spark.master",
+    "spark.app.name",
+    "spark.jars.packages",
+    "spark.driver.extraClassPath",
+}
+
+
+@dataclass(frozen=True)
+class Ports:
+    master: int
+    thrift: int
+    derby: int
+
+    @classmethod
+    def from_env(cls) -> Ports:
+        values = {}
+        for field, name, default in (
+            ("master", "SPARK_MASTER_PORT", 7077),
+            ("thrift", "SPARK_THRIFT_PORT", 10000),
+            ("derby", "LAKEHOUSE_DERBY_PORT", 1527),
+        ):
+            raw = os.environ.get(name, str(default))
+            if not raw.isdigit() or not 1024 <= int(raw) <= 65535:
+                raise ProjectError(f"{name}={raw!r} is not a port: allowed are 1024 to 65535")
+            values[field] = int(raw)
+        if len(set(values.values())) < 3:
+            raise ProjectError(f"the cluster's ports must differ: {values}")
+        return cls(**values)
+
+
+def cluster_dir() -> Path:
+    return state_dir() / "cluster"
+
+
+def _state_file() -> Path:
+    return cluster_dir() / "cluster.json"
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def environment(ports: Ports) -> dict[str, str]:
+    """What a dbt run or a job needs to use the cluster (printed by ``env``)."""
+    return {
+        "DBT_TARGET": "thrift",
+        "SPARK_THRIFT_HOST": HOST,
+        "SPARK_THRIFT_PORT": str(ports.thrift),
+        "LAKEHOUSE_SPARK_MASTER": f"spark://{HOST}:{ports.master}",
+        "LAKEHOUSE_METASTORE_URL": metastore_url(ports.derby),
+        "LAKEHOUSE_DIR": str(state_dir()),
+    }
+
+
+def metastore_url(port: int) -> str:
+    return f"jdbc:derby://{HOST}:{port}/metastore_db;create=true"
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((HOST, port)) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _start(name: str, command: list[str], env: dict[str, str]) -> int:
+    log = cluster_dir() / f"{name}.log"
+    with log.open("ab") as out:
+        out.write(f"\n--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {shlex.join(command)}\n".encode())
+        out.flush()
+        process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cluster_dir(),
+            start_new_session=True,  # its own process group: `down` stops its children too
+        )
+    return process.pid
+
+
+def _wait_for(name: str, port: int, pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _listening(port):
+            return
+        if not _alive(pid) or _zombie(pid):
+            break
+        time.sleep(0.5)
+    tail = _tail(cluster_dir() / f"{name}.log")
+    raise ProjectError(f"{name} did not listen on {HOST}:{port} within {timeout:.0f} s:\n{tail}")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def _read_state() -> dict | None:
+    try:
+        return json.loads(_state_file().read_text())
+    except FileNotFoundError:
+        return None
+
+
+def _write_state(state: dict) -> None:
+    path = _state_file()
+    path.with_suffix(".tmp").write_text(json.dumps(state, indent=2))
+    path.with_suffix(".tmp").replace(path)
+
+
+def _thrift_settings(ports: Ports) -> dict[str, str]:
+    """The local target's Spark settings, rendered with the cluster's metastore."""
+    from python_jobs.spark import spark_settings
+
+    previous = os.environ.get("LAKEHOUSE_METASTORE_URL")
+    os.environ["LAKEHOUSE_METASTORE_URL"] = metastore_url(ports.derby)
+    try:
+        settings = spark_settings()
+    finally:
+        if previous is None:
+            os.environ.pop("LAKEHOUSE_METASTORE_URL", None)
+        else:
+            os.environ["LAKEHOUSE_METASTORE_URL"] = previous
+    return settings
+
+
+def up(ports: Ports, *, timeout: float = 180) -> dict:
+    state = _read_state()
+    if state and all(_alive(pid) for pid in state["pids"].values()):
+        print(f"cluster already up ({_state_file()}); `down` first to restart it")
+        return state
+    if state:
+        down()  # a half-dead cluster from a crash: clear it first
+    busy = [port for port in (ports.master, ports.thrift, ports.derby) if _listening(port)]
+    if busy:
+        raise ProjectError(
+            f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what listens "
+            "there or choose others (SPARK_MASTER_PORT, SPARK_THRIFT_PORT, LAKEHOUSE_DERBY_PORT)"
+        )
+    home = _spark_home()
+    root = cluster_dir()
+    (root / "derby").mkdir(parents=True, exist_ok=True)
+    (root / "work").mkdir(exist_ok=True)
+    (root / "conf").mkdir(exist_ok=True)
+    classpath = derby_client_classpath()
+    delta = delta_artifacts()
+    settings = _thrift_settings(ports)
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": HOST,
+        "SPARK_NO_DAEMONIZE": "1",
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOG_DIR": str(root),
+        # an empty conf folder of our own: no spark-defaults from elsewhere, and Spark's
+        # default logging (INFO) for the daemons, whose registration we wait for
+        "SPARK_CONF_DIR": str(root / "conf"),
+    }
+    state = {"ports": ports.__dict__, "pids": {}, "started_at": time.time()}
+
+    net = next(a for a in cluster_artifacts() if a.name == "derbynet")
+    derby_jars = [str(p) for p in sorted((home / "jars").glob("derby*.jar"))] + [str(net.jar)]
+    java = (
+        os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+        if "JAVA_HOME" in os.environ
+        else "java"
+    )
+    pid = _start(
+        "derby",
+        [
+            java,
+            f"-Dderby.system.home={root / 'derby'}",
+            "-Xmx512m",
+            "-cp",
+            os.pathsep.join(derby_jars),
+            "org.apache.derby.drda.NetworkServerControl",
+            "start",
+            "-h",
+            HOST,
+            "-p",
+            str(ports.derby),
+            "-noSecurityManager",
+        ],
+        env,
+    )
+    state["pids"]["derby"] = pid
+    _write_state(state)
+    _wait_for("derby", ports.derby, pid, timeout)
+
+    spark_class = str(home / "bin" / "spark-class")
+    pid = _start(
+        "master",
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            HOST,
+            "--port",
+            str(ports.master),
+            "--webui-port",
+            "0",
+        ],
+        {**env, "SPARK_DAEMON_MEMORY": "512m"},
+    )
+    state["pids"]["master"] = pid
+    _write_state(state)
+    _wait_for("master", ports.master, pid, timeout)
+
+    master = f"spark://{HOST}:{ports.master}"
+    pid = _start(
+        "worker",
+        [
+            spark_class,
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            HOST,
+            "--cores",
+            os.environ.get("LAKEHOUSE_WORKER_CORES", "4"),
+            "--memory",
+            os.environ.get("LAKEHOUSE_WORKER_MEMORY", "8g"),
+            "--work-dir",
+            str(root / "work"),
+            "--webui-port",
+            "0",
+            master,
+        ],
+        {**env, "SPARK_DAEMON_MEMORY": "512m"},
+    )
+    state["pids"]["worker"] = pid
+    _write_state(state)
+    _wait_for_worker(ports.master, pid, timeout)
+
+    command = [
+        str(home / "bin" / "spark-submit"),
+        "--master",
+        master,
+        "--class",
+        "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+        "--name",
+        "gdpr_lakehouse_thrift",
+        # Delta's jars by path, on the driver's own class path too: the Thrift server
+        # runs statements in threads whose class loader does not see --packages
+        # (ClassNotFoundException: org.apache.spark.sql.delta.DeltaTableUtils$).
+        "--jars",
+        ",".join(str(a.jar) for a in delta),
+        "--driver-class-path",
+        os.pathsep.join([*(str(a.jar) for a in delta), classpath]),
+    ]
+    for key, value in sorted(settings.items()):
+        if key not in NOT_FORWARDED:
+            command += ["--conf", f"{key}={value}"]
+    command += [
+        "--hiveconf",
+        f"hive.server2.thrift.bind.host={HOST}",
+        "--hiveconf",
+        f"hive.server2.thrift.port={ports.thrift}",
+        "spark-internal",
+    ]
+    pid = _start("thrift", command, env)
+    state["pids"]["thrift"] = pid
+    _write_state(state)
+    _wait_for("thrift", ports.thrift, pid, timeout)
+    _first_query(ports.thrift)
+    print(
+        f"cluster up: master {master}, thrift {HOST}:{ports.thrift}, metastore "
+        f"{metastore_url(ports.derby)}; logs in {root}"
+    )
+    return state
+
+
+def _wait_for_worker(master_port: int, pid: int, timeout: float) -> None:
+    """The worker has registered when the master's log says so."""
+    deadline = time.monotonic() + timeout
+    log = cluster_dir() / "master.log"
+    while time.monotonic() < deadline:
+        if "Registering worker" in _tail(log, 200):
+            return
+        if not _alive(pid) or _zombie(pid):
+            break
+        time.sleep(0.5)
+    raise ProjectError(
+        f"the worker did not register with the master within {timeout:.0f} s:\n"
+        + _tail(cluster_dir() / "worker.log")
+    )
+
+
+def _first_query(port: int) -> None:
+    """Create the metastore's schema once, before two clients could race to."""
+    from pyhive import hive
+
+    connection = hive.connect(host=HOST, port=port, username="cluster-up")
+    try:
+        cursor = connection.cursor()
+        cursor.execute("show databases")
+        cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def down(*, timeout: float = 60) -> bool:
+    """Stop every process of the cluster (Thrift server first, Derby last)."""
+    state = _read_state()
+    if state is None:
+        print("cluster not running")
+        return False
+    for name in ("thrift", "worker", "master", "derby"):
+        pid = state["pids"].get(name)
+        if pid is None or not _alive(pid):
+            continue
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + timeout
+        while _alive(pid) and not _zombie(pid) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        if _alive(pid) and not _zombie(pid):
+            os.killpg(pid, signal.SIGKILL)
+    _state_file().unlink(missing_ok=True)
+    print("cluster down")
+    return True
+
+
+def status() -> int:
+    state = _read_state()
+    if state is None:
+        print("cluster not running")
+        return 1
+    ports = state["ports"]
+    up_all = True
+    for name, pid in state["pids"].items():
+        alive = _alive(pid)
+        up_all &= alive
+        print(f"{name:<7} pid {pid:<8} {'running' if alive else 'STOPPED'}")
+    print(f"ports: master {ports['master']}, thrift {ports['thrift']}, derby {ports['derby']}")
+    return 0 if up_all else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs.cluster",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("action", choices=["up", "down", "status", "env"])
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "up":
+            up(Ports.from_env())
+        elif args.action == "down":
+            down()
+        elif args.action == "status":
+            return status()
+        else:
+            state = _read_state()
+            ports = Ports(**state["ports"]) if state else Ports.from_env()
+            for key, value in environment(ports).items():
+                print(f"export {key}={shlex.quote(value)}")
+        return 0
+    except ProjectError as error:
+        print(f"error: {error}", file=sys.stderr)
+        if args.action == "up":
+            down()
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
