@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit test lint unit functional bench bench-erasure bench-restore bench-audit clean
+.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -30,6 +30,8 @@ help:
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
+	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
+	@echo "make cluster-down  stop them"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
 
 # Reinstalled only when pyproject.toml changes.
@@ -70,6 +72,14 @@ functional: setup
 
 test: lint
 	$(VENV)/bin/pytest
+
+# A real Spark cluster on loopback (python_jobs/cluster.py); dbt reaches it with
+# --target thrift, the jobs with the variables `python -m python_jobs.cluster env` prints.
+cluster-up: setup
+	$(PY) -m python_jobs.cluster up
+
+cluster-down:
+	$(PY) -m python_jobs.cluster down
 
 # Benchmarks print their figures; they are never part of `make test`.
 BENCH_ARGS ?=

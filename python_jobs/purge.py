@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
+from python_jobs.delta_files import read_snapshot
 from python_jobs.project import (
     ProjectError,
     commit_tag,
@@ -93,8 +94,16 @@ def table_retention_hours(spark: SparkSession, ref: str) -> float:
     return interval_hours(properties.get("delta.deletedFileRetentionDuration", "interval 7 days"))
 
 
-def _metric(spark: SparkSession, ref: str, operation: str, name: str) -> int:
+def _version(spark: SparkSession, ref: str) -> int:
+    return int(spark.sql(f"describe history {ref} limit 1").first()["version"])
+
+
+def _metric(spark: SparkSession, ref: str, operation: str, name: str, after: int) -> int:
+    """A metric of the newest `operation` committed after version `after`; 0 when the
+    command committed nothing (an older commit's figures must not be reported)."""
     for row in spark.sql(f"describe history {ref} limit 10").collect():
+        if row["version"] <= after:
+            break
         if row["operation"] == operation:
             return int((row["operationMetrics"] or {}).get(name, 0))
     return 0
@@ -102,6 +111,37 @@ def _metric(spark: SparkSession, ref: str, operation: str, name: str) -> int:
 
 # Where reorg_purge keeps a clustered table's columns while it is briefly unclustered.
 CLUSTER_BY_PROPERTY = "gdpr_lakehouse.purge.clusterBy"
+
+
+# OPTIMIZE ... ZORDER BY with these settings rewrites every file, a lone one too, and
+# never refuses a column without statistics.
+PURGE_BY_OPTIMIZE = {
+    "spark.databricks.delta.optimize.zorder.checkStatsCollection.enabled": "false",
+}
+
+
+def reorg_purge_supported(spark: SparkSession) -> bool:
+    """REORG ... APPLY (PURGE) works where the executors are the driver's JVM.
+
+    Open-source Delta 4.0.1 asks for the active SparkSession inside an executor task
+    (ReorgTableHelper.filterParquetFilesOnExecutors, delta-io/delta#5697), so on a
+    cluster REORG PURGE fails ("No active or default Spark session found"); there the
+    table is rewritten by OPTIMIZE ... ZORDER BY (PURGE_BY_OPTIMIZE), which rewrites
+    every file, a lone one too (plain OPTIMIZE skips a bin of one file), and runs only
+    when a live file has a deletion vector. The macro purge_deletion_vectors makes the
+    same choice for dbt."""
+    if spark.conf.get("spark.databricks.clusterUsageTags.clusterId", None):
+        return True  # Databricks' own Delta
+    return spark.conf.get("spark.master", "local").startswith("local")
+
+
+def _has_deletion_vectors(location: str) -> bool:
+    """Whether a live file carries a deletion vector (read from the Delta log; True when
+    the location is not a local folder this process can read)."""
+    if not location.startswith("file:"):
+        return True
+    snapshot = read_snapshot(Path(location.removeprefix("file:")))
+    return snapshot is None or any(snapshot.files.values())
 
 
 def reorg_purge(spark: SparkSession, ref: str) -> int:
@@ -126,8 +166,27 @@ def reorg_purge(spark: SparkSession, ref: str) -> int:
             f"alter table {ref} set tblproperties ('{CLUSTER_BY_PROPERTY}' = '{','.join(columns)}')"
         ).collect()
         spark.sql(f"alter table {ref} cluster by none").collect()
-    spark.sql(f"reorg table {ref} apply (purge)").collect()
-    rewritten = _metric(spark, ref, "REORG", "numRemovedFiles")
+    before = _version(spark, ref)
+    if reorg_purge_supported(spark):
+        spark.sql(f"reorg table {ref} apply (purge)").collect()
+        rewritten = _metric(spark, ref, "REORG", "numRemovedFiles", before)
+    elif not _has_deletion_vectors(detail["location"]):
+        rewritten = 0  # nothing marked: no rewrite (the fallback rewrites every file)
+    else:
+        partitions = set(detail.get("partitionColumns") or [])
+        first = next(f.name for f in spark.table(ref).schema.fields if f.name not in partitions)
+        previous = {key: spark.conf.get(key, None) for key in PURGE_BY_OPTIMIZE}
+        for key, value in PURGE_BY_OPTIMIZE.items():
+            spark.conf.set(key, value)
+        try:
+            spark.sql(f"optimize {ref} zorder by (`{first.replace('`', '``')}`)").collect()
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
+        rewritten = _metric(spark, ref, "OPTIMIZE", "numRemovedFiles", before)
     if columns:
         spark.sql(f"alter table {ref} cluster by ({quoted})").collect()
         spark.sql(
@@ -147,13 +206,14 @@ def purge_relation(
     short = effective < table_retention_hours(spark, ref)
     if short:
         spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    before = _version(spark, ref)
     try:
         hours = f" retain {effective:g} hours" if retain_hours is not None else ""
         spark.sql(f"vacuum {ref}{hours}").collect()
     finally:
         if short:
             spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "true")
-    vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles")
+    vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles", before)
     return PurgeResult(
         relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started
     )

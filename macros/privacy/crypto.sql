@@ -59,6 +59,21 @@
     unhex('${env:{{ name }}}')
 {%- endmacro %}
 
+{#- Databricks: the key-encryption key is a secret in a secret scope (backed by Azure
+    Key Vault), read by secret() inside the warehouse: never in SQL text, never in dbt's
+    process. Vars kek_secret_scope (default gdpr_lakehouse) and kek_secret_key (kek). -#}
+{% macro databricks___kek() -%}
+    {%- set scope = var('kek_secret_scope', 'gdpr_lakehouse') | string -%}
+    {%- set key = var('kek_secret_key', 'kek') | string -%}
+    {%- for name, value in [('kek_secret_scope', scope), ('kek_secret_key', key)] -%}
+        {%- if not modules.re.match('^[A-Za-z0-9_.-]{1,128}$', value) -%}
+            {%- do exceptions.raise_compiler_error("var " ~ name ~ " " ~ value[:64]
+                ~ " is not a secret scope or key name: allowed are letters, digits, _ . - (128 at most)") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    unhex(secret('{{ scope }}', '{{ key }}'))
+{%- endmacro %}
+
 {#- AES-256-GCM with the subject's key; NULL stays NULL. -#}
 {% macro encrypt_pii(value_expr, key_expr) -%}
     aes_encrypt(encode(cast({{ value_expr }} as string), 'utf-8'), {{ key_expr }}, 'GCM')

@@ -345,7 +345,7 @@ when matched then delete
         {%- do gdpr_lakehouse._crash_point('shred:deleted') -%}
         {#- the vault alone is purged at once: REORG, then VACUUM LITE (deletes only files
             the log removed, never a file a concurrent writer is still writing) at 0 hours -#}
-        {%- do run_query('reorg table ' ~ step.relation ~ ' apply (purge)') -%}
+        {%- do gdpr_lakehouse.purge_deletion_vectors(step.relation) -%}
         {%- do gdpr_lakehouse._crash_point('shred:reorg') -%}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
         {%- do run_query('vacuum ' ~ step.relation ~ ' lite retain 0 hours') -%}

@@ -1,0 +1,220 @@
+"""The lakehouse on a real Spark cluster, driven the way a user drives it.
+
+`python -m python_jobs.cluster up` starts on loopback a standalone master and worker,
+a Thrift server with Delta and a Derby network metastore; dbt talks to the Thrift
+server (`--target thrift`) and the Python jobs run as applications of the same
+master on the same metastore, while the Thrift server holds it. Every step is a
+subprocess with the commands of the README; the cluster is stopped whatever happens.
+
+Marked `cluster`: `pytest -m "not cluster"` skips it locally; `make test` and CI run it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from python_jobs.delta_files import read_snapshot
+from tests.dbt_harness import ROOT
+
+pytestmark = pytest.mark.cluster
+
+PATIENTS = 60
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class Cluster:
+    def __init__(self, state: Path) -> None:
+        master, thrift, derby = _free_ports(3)
+        self.state = state
+        self.env = {
+            **os.environ,
+            "LAKEHOUSE_DIR": str(state),
+            "DBT_PROFILES_DIR": str(ROOT),
+            "DBT_TARGET_PATH": str(state / "target"),
+            "DBT_LOG_PATH": str(state / "logs"),
+            "LAKEHOUSE_ACTOR": "cluster-test",
+            "LAKEHOUSE_DRIVER_MEMORY": "2g",
+            "LAKEHOUSE_EXECUTOR_MEMORY": "1g",
+            "SPARK_MASTER_PORT": str(master),
+            "SPARK_THRIFT_PORT": str(thrift),
+            "LAKEHOUSE_DERBY_PORT": str(derby),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
+        self.thrift_port = thrift
+
+    def run(self, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            list(args),
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, (
+            f"{' '.join(args)} exited {done.returncode}\n{done.stdout[-4000:]}\n"
+            f"{done.stderr[-4000:]}"
+        )
+        return done
+
+    def python(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run(sys.executable, "-m", *args)
+
+    def dbt(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run(str(Path(sys.executable).parent / "dbt"), *args)
+
+    def sql(self, statement: str) -> list[dict]:
+        """Rows as {column: value}, through the Thrift server (PyHive, as dbt-spark)."""
+        from pyhive import hive
+
+        connection = hive.connect(host="127.0.0.1", port=self.thrift_port, username="test")
+        try:
+            cursor = connection.cursor()
+            cursor.execute(statement)
+            names = [column[0].split(".")[-1] for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            connection.close()
+
+    def value(self, statement: str):
+        return next(iter(self.sql(statement)[0].values()))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    state = tmp_path_factory.mktemp("cluster-lakehouse")
+    running = Cluster(state)
+    try:
+        up = running.python("python_jobs.cluster", "up")
+        assert "cluster up" in up.stdout
+        yield running
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "python_jobs.cluster", "down"],
+            cwd=ROOT,
+            env=running.env,
+            capture_output=True,
+            timeout=180,
+        )
+
+
+def _applications(cluster: Cluster) -> list[str]:
+    log = (cluster.state / "cluster" / "master.log").read_text(errors="replace")
+    return [line for line in log.splitlines() if "Registering app " in line]
+
+
+def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -> None:
+    cluster.python("python_jobs.generate", "--patients", str(PATIENTS), "--seed", "7")
+    build = cluster.dbt("build", "--target", "thrift")
+    assert "ERROR=0" in build.stdout
+
+    # the tables are Delta, in the cluster's warehouse, in the shared metastore
+    detail = cluster.sql("describe detail bronze.patients")[0]
+    assert detail["format"] == "delta"
+    assert str(cluster.state / "warehouse") in detail["location"]
+    subject = cluster.value("select min(patient_id) from bronze.patients")
+    before = cluster.value("select count(*) from bronze.patients")
+    created = min(row["version"] for row in cluster.sql("describe history bronze.patients"))
+    count_subject = f"select count(*) from bronze.patients where patient_id = '{subject}'"
+
+    erase = cluster.dbt(
+        "run-operation", "gdpr_erase", "--target", "thrift",
+        "--args", f"{{subject_ids: [{subject}], reason: cluster test}}",
+    )  # fmt: skip
+    assert "Erased 1 request(s)" in erase.stdout, erase.stdout
+    assert cluster.value(count_subject) == 0
+    assert (
+        cluster.value(f"select status from privacy.erasure_requests where subject_id = '{subject}'")
+        == "erased"
+    )
+    # the vault was purged at once: on a cluster by the OPTIMIZE fallback, not REORG
+    vault = cluster.sql("describe history privacy.subject_keys limit 5")
+    assert any(row["operation"] == "OPTIMIZE" for row in vault), vault
+
+    restore = cluster.dbt(
+        "run-operation", "restore_version", "--target", "thrift",
+        "--args", f"{{model: bronze_patients, version: {created}}}",
+    )  # fmt: skip
+    assert "Restored 1 relation(s)" in restore.stdout, restore.stdout
+    assert cluster.value(count_subject) == 0
+    assert cluster.value("select count(*) from bronze.patients") == before - 1
+
+    # Python jobs: applications of the same master, on the metastore the Thrift
+    # server holds open
+    registered = len(_applications(cluster))
+    purge = cluster.python("python_jobs.purge", "--retain-hours", "0", "--allow-short-retention")
+    assert "Purged" in purge.stdout, purge.stdout
+    assert len(_applications(cluster)) == registered + 1
+    location = Path(detail["location"].removeprefix("file:"))
+    snapshot = read_snapshot(location)
+    assert snapshot is not None and not any(snapshot.files.values())
+    ids = [
+        value
+        for path in location.rglob("*.parquet")
+        for value in pq.read_table(path, columns=["patient_id"])["patient_id"].to_pylist()
+    ]
+    assert ids and subject not in ids
+
+    cluster.dbt("build", "--target", "thrift", "--exclude", "tag:compliance")
+    cluster.python("python_jobs.audit_stream", "--once")
+    tests = cluster.dbt("test", "--target", "thrift", "--select", "tag:compliance")
+    assert "ERROR=0" in tests.stdout and "PASS=" in tests.stdout
+
+
+def test_down_stops_every_process(tmp_path: Path) -> None:
+    running = Cluster(tmp_path)
+    running.python("python_jobs.cluster", "up")
+    status = running.python("python_jobs.cluster", "status")
+    assert status.stdout.count("running") == 4
+    again = running.python("python_jobs.cluster", "up")
+    assert "already up" in again.stdout
+    running.python("python_jobs.cluster", "down")
+    ports = [int(running.env[k]) for k in ("SPARK_MASTER_PORT", "SPARK_THRIFT_PORT")]
+    for port in ports:
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0
+    gone = subprocess.run(
+        [sys.executable, "-m", "python_jobs.cluster", "status"],
+        cwd=ROOT,
+        env=running.env,
+        capture_output=True,
+        text=True,
+    )
+    assert gone.returncode == 1 and "not running" in gone.stdout
+
+
+def test_bad_port_is_refused_and_starts_nothing(tmp_path: Path) -> None:
+    running = Cluster(tmp_path)
+    running.env["SPARK_THRIFT_PORT"] = "80; rm -rf /"
+    done = subprocess.run(
+        [sys.executable, "-m", "python_jobs.cluster", "up"],
+        cwd=ROOT,
+        env=running.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert (
+        "SPARK_THRIFT_PORT='80; rm -rf /' is not a port: allowed are 1024 to 65535" in done.stderr
+    )
+    assert not (tmp_path / "cluster" / "cluster.json").exists()
