@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -73,6 +74,18 @@ class Ports:
         if len(set(values.values())) < 3:
             raise ProjectError(f"the cluster's ports must differ: {values}")
         return cls(**values)
+
+
+def _worker_resources() -> tuple[str, str]:
+    cores = os.environ.get("LAKEHOUSE_WORKER_CORES", "4")
+    memory = os.environ.get("LAKEHOUSE_WORKER_MEMORY", "8g")
+    if not cores.isdigit() or not 1 <= int(cores) <= 256:
+        raise ProjectError(f"LAKEHOUSE_WORKER_CORES={cores!r}: allowed are 1 to 256")
+    if not re.fullmatch(r"[1-9][0-9]{0,5}[mg]", memory):
+        raise ProjectError(
+            f"LAKEHOUSE_WORKER_MEMORY={memory!r}: allowed is a size like 8g or 4096m"
+        )
+    return cores, memory
 
 
 def cluster_dir() -> Path:
@@ -206,13 +219,13 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
             f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what listens "
             "there or choose others (SPARK_MASTER_PORT, SPARK_THRIFT_PORT, LAKEHOUSE_DERBY_PORT)"
         )
+    cores, memory = _worker_resources()
+    derby_client_classpath()  # the jars `make setup` fetches: a clear error before anything starts
     home = _spark_home()
     root = cluster_dir()
     (root / "derby").mkdir(parents=True, exist_ok=True)
     (root / "work").mkdir(exist_ok=True)
     (root / "conf").mkdir(exist_ok=True)
-    classpath = derby_client_classpath()
-    delta = delta_artifacts()
     settings = _thrift_settings(ports)
     env = {
         **os.environ,
@@ -226,6 +239,27 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
         "SPARK_CONF_DIR": str(root / "conf"),
     }
     state = {"ports": ports.__dict__, "pids": {}, "started_at": time.time()}
+    try:
+        _start_all(state, ports, env, settings, cores, memory, timeout)
+    except BaseException:
+        down()  # stop what did start: no half cluster is left behind
+        raise
+    return state
+
+
+def _start_all(
+    state: dict,
+    ports: Ports,
+    env: dict[str, str],
+    settings: dict[str, str],
+    cores: str,
+    memory: str,
+    timeout: float,
+) -> None:
+    home = _spark_home()
+    root = cluster_dir()
+    classpath = derby_client_classpath()
+    delta = delta_artifacts()
 
     net = next(a for a in cluster_artifacts() if a.name == "derbynet")
     derby_jars = [str(p) for p in sorted((home / "jars").glob("derby*.jar"))] + [str(net.jar)]
@@ -284,9 +318,9 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
             "--host",
             HOST,
             "--cores",
-            os.environ.get("LAKEHOUSE_WORKER_CORES", "4"),
+            cores,
             "--memory",
-            os.environ.get("LAKEHOUSE_WORKER_MEMORY", "8g"),
+            memory,
             "--work-dir",
             str(root / "work"),
             "--webui-port",
@@ -334,7 +368,6 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
         f"cluster up: master {master}, thrift {HOST}:{ports.thrift}, metastore "
         f"{metastore_url(ports.derby)}; logs in {root}"
     )
-    return state
 
 
 def _wait_for_worker(master_port: int, pid: int, timeout: float) -> None:
@@ -428,8 +461,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except ProjectError as error:
         print(f"error: {error}", file=sys.stderr)
-        if args.action == "up":
-            down()
         return 2
 
 

@@ -13,6 +13,10 @@ source of truth for a Delta table, and it is safe for readers and writers in sev
 JVMs at once. Everything else uses the shared metastore and table names, exactly
 like dbt.
 
+On the Spark cluster of ``python -m python_jobs.cluster``, the variables its ``env``
+prints (LAKEHOUSE_SPARK_MASTER, LAKEHOUSE_METASTORE_URL) make every job an
+application of that master on the Derby network metastore the Thrift server shares.
+
     python -m python_jobs.spark --settings          # print the resolved settings
     python -m python_jobs.spark --sql "show tables in silver"
 """

@@ -12,6 +12,7 @@ Marked `cluster`: `pytest -m "not cluster"` skips it locally; `make test` and CI
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -61,7 +62,21 @@ class Cluster:
         }
         self.thrift_port = thrift
 
-    def run(self, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    def use_cluster(self) -> None:
+        """What `eval "$(python -m python_jobs.cluster env)"` does in a shell."""
+        printed = self.python("python_jobs.cluster", "env").stdout
+        exports = dict(
+            shlex.split(line.removeprefix("export "))[0].split("=", 1)
+            for line in printed.splitlines()
+            if line.startswith("export ")
+        )
+        assert exports["LAKEHOUSE_SPARK_MASTER"].startswith("spark://127.0.0.1:")
+        assert exports["LAKEHOUSE_METASTORE_URL"].startswith("jdbc:derby://127.0.0.1:")
+        self.env.update(exports)
+
+    def run(
+        self, *args: str, timeout: int = 900, check: bool = True
+    ) -> subprocess.CompletedProcess:
         done = subprocess.run(
             list(args),
             cwd=ROOT,
@@ -70,17 +85,21 @@ class Cluster:
             text=True,
             timeout=timeout,
         )
-        assert done.returncode == 0, (
+        assert done.returncode == 0 or not check, (
             f"{' '.join(args)} exited {done.returncode}\n{done.stdout[-4000:]}\n"
             f"{done.stderr[-4000:]}"
         )
         return done
 
-    def python(self, *args: str) -> subprocess.CompletedProcess:
-        return self.run(sys.executable, "-m", *args)
+    def python(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return self.run(sys.executable, "-m", *args, check=check)
 
     def dbt(self, *args: str) -> subprocess.CompletedProcess:
         return self.run(str(Path(sys.executable).parent / "dbt"), *args)
+
+    def operation(self, macro: str, args: str) -> str:
+        """`dbt run-operation <macro> --target thrift --args <args>`; its output."""
+        return self.dbt("run-operation", macro, "--target", "thrift", "--args", args).stdout
 
     def sql(self, statement: str) -> list[dict]:
         """Rows as {column: value}, through the Thrift server (PyHive, as dbt-spark)."""
@@ -106,15 +125,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     try:
         up = running.python("python_jobs.cluster", "up")
         assert "cluster up" in up.stdout
+        running.use_cluster()
         yield running
     finally:
-        subprocess.run(
-            [sys.executable, "-m", "python_jobs.cluster", "down"],
-            cwd=ROOT,
-            env=running.env,
-            capture_output=True,
-            timeout=180,
-        )
+        running.python("python_jobs.cluster", "down", check=False)
 
 
 def _applications(cluster: Cluster) -> list[str]:
@@ -136,11 +150,8 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     created = min(row["version"] for row in cluster.sql("describe history bronze.patients"))
     count_subject = f"select count(*) from bronze.patients where patient_id = '{subject}'"
 
-    erase = cluster.dbt(
-        "run-operation", "gdpr_erase", "--target", "thrift",
-        "--args", f"{{subject_ids: [{subject}], reason: cluster test}}",
-    )  # fmt: skip
-    assert "Erased 1 request(s)" in erase.stdout, erase.stdout
+    erase = cluster.operation("gdpr_erase", f"{{subject_ids: [{subject}], reason: cluster test}}")
+    assert "Erased 1 request(s)" in erase, erase
     assert cluster.value(count_subject) == 0
     assert (
         cluster.value(f"select status from privacy.erasure_requests where subject_id = '{subject}'")
@@ -150,11 +161,10 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     vault = cluster.sql("describe history privacy.subject_keys limit 5")
     assert any(row["operation"] == "OPTIMIZE" for row in vault), vault
 
-    restore = cluster.dbt(
-        "run-operation", "restore_version", "--target", "thrift",
-        "--args", f"{{model: bronze_patients, version: {created}}}",
-    )  # fmt: skip
-    assert "Restored 1 relation(s)" in restore.stdout, restore.stdout
+    restore = cluster.operation(
+        "restore_version", f"{{model: bronze_patients, version: {created}}}"
+    )
+    assert "Restored 1 relation(s)" in restore, restore
     assert cluster.value(count_subject) == 0
     assert cluster.value("select count(*) from bronze.patients") == before - 1
 
@@ -170,6 +180,7 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     ids = [
         value
         for path in location.rglob("*.parquet")
+        if "_delta_log" not in path.parts
         for value in pq.read_table(path, columns=["patient_id"])["patient_id"].to_pylist()
     ]
     assert ids and subject not in ids
@@ -182,39 +193,38 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
 
 def test_down_stops_every_process(tmp_path: Path) -> None:
     running = Cluster(tmp_path)
-    running.python("python_jobs.cluster", "up")
-    status = running.python("python_jobs.cluster", "status")
-    assert status.stdout.count("running") == 4
-    again = running.python("python_jobs.cluster", "up")
-    assert "already up" in again.stdout
-    running.python("python_jobs.cluster", "down")
+    try:
+        running.python("python_jobs.cluster", "up")
+        status = running.python("python_jobs.cluster", "status")
+        assert status.stdout.count("running") == 4
+        again = running.python("python_jobs.cluster", "up")
+        assert "already up" in again.stdout
+    finally:
+        running.python("python_jobs.cluster", "down")
     ports = [int(running.env[k]) for k in ("SPARK_MASTER_PORT", "SPARK_THRIFT_PORT")]
     for port in ports:
         with socket.socket() as probe:
             assert probe.connect_ex(("127.0.0.1", port)) != 0
-    gone = subprocess.run(
-        [sys.executable, "-m", "python_jobs.cluster", "status"],
-        cwd=ROOT,
-        env=running.env,
-        capture_output=True,
-        text=True,
-    )
+    gone = running.python("python_jobs.cluster", "status", check=False)
     assert gone.returncode == 1 and "not running" in gone.stdout
 
 
-def test_bad_port_is_refused_and_starts_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("SPARK_THRIFT_PORT", "80; rm -rf /", "is not a port: allowed are 1024 to 65535"),
+        ("LAKEHOUSE_DERBY_PORT", "99999", "is not a port: allowed are 1024 to 65535"),
+        ("LAKEHOUSE_WORKER_CORES", "-1", "allowed are 1 to 256"),
+        ("LAKEHOUSE_WORKER_MEMORY", "8g --conf x=y", "allowed is a size like 8g or 4096m"),
+    ],
+)
+def test_bad_setting_is_refused_and_starts_nothing(
+    tmp_path: Path, name: str, value: str, message: str
+) -> None:
     running = Cluster(tmp_path)
-    running.env["SPARK_THRIFT_PORT"] = "80; rm -rf /"
-    done = subprocess.run(
-        [sys.executable, "-m", "python_jobs.cluster", "up"],
-        cwd=ROOT,
-        env=running.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    running.env[name] = value
+    done = running.python("python_jobs.cluster", "up", check=False)
     assert done.returncode == 2
-    assert (
-        "SPARK_THRIFT_PORT='80; rm -rf /' is not a port: allowed are 1024 to 65535" in done.stderr
-    )
+    assert f"{name}={value!r}" in done.stderr and message in done.stderr
     assert not (tmp_path / "cluster" / "cluster.json").exists()
+    assert not (tmp_path / "cluster" / "derby").exists()
