@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
-from python_jobs.project import manifest
+from python_jobs.project import ProjectError, manifest
 
 RESOURCE_TYPES = ("model", "seed", "snapshot")
 NOT_TABLES = ("view", "ephemeral", "materialized_view")
@@ -28,6 +29,7 @@ class DeltaRelation:
     resource_type: str
     privacy: dict[str, Any] = field(default_factory=dict, compare=False)
     tblproperties: dict[str, str] = field(default_factory=dict, compare=False)
+    location_root: str | None = field(default=None, compare=False)
 
     @property
     def change_data_feed(self) -> bool:
@@ -39,10 +41,30 @@ class DeltaRelation:
         return f"`{self.schema}`.`{self.identifier}`"
 
     def path(self, warehouse: Path) -> Path:
-        """Spark's managed-table layout: <warehouse>/<schema>.db/<table>."""
+        """Where the table's files are on this machine.
+
+        An external table (config location_root, e.g. from var lake_root) lives at
+        <location_root>/<table>, as dbt's location clause puts it; a managed one in
+        Spark's layout <warehouse>/<schema>.db/<table>.
+        """
+        if self.location_root:
+            return (
+                local_path(self.location_root, f"{self.schema}.{self.identifier}") / self.identifier
+            )
         if self.schema == "default":
             return warehouse / self.identifier
         return warehouse / f"{self.schema}.db" / self.identifier
+
+
+def local_path(location: str, what: str) -> Path:
+    """A file: URI or absolute path as a local Path; anything remote is refused by name."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file") and not parsed.netloc and parsed.path.startswith("/"):
+        return Path(parsed.path)
+    raise ProjectError(
+        f"{what} is stored at {location!r}, which is not on this machine's file system: "
+        "allowed are an absolute path or a file: URI (run this job where the files are)"
+    )
 
 
 def delta_relations(graph: dict[str, Any] | None = None) -> list[DeltaRelation]:
@@ -67,6 +89,7 @@ def delta_relations(graph: dict[str, Any] | None = None) -> list[DeltaRelation]:
                     str(key): str(value)
                     for key, value in (config.get("tblproperties") or {}).items()
                 },
+                location_root=config.get("location_root") or None,
             )
         )
     return relations

@@ -81,17 +81,26 @@ def test_lake_root_puts_every_layer_on_adls(databricks: DbtProject) -> None:
     databricks.invoke("parse", "--target", "databricks", "--vars", json.dumps({"lake_root": LAKE}))
     nodes = databricks.manifest()["nodes"]
     roots = {
-        name: nodes[f"model.gdpr_lakehouse.{name}"]["config"]["location_root"]
-        for name in ("bronze_patients", "silver_patients", "privacy_subject_keys")
+        node: nodes[node]["config"]["location_root"]
+        for node in (
+            "model.gdpr_lakehouse.bronze_patients",
+            "model.gdpr_lakehouse.silver_patients",
+            "model.gdpr_lakehouse.privacy_subject_keys",
+            "snapshot.gdpr_lakehouse.snapshots_patients",
+        )
     }
     assert roots == {
-        "bronze_patients": f"{LAKE}/bronze",
-        "silver_patients": f"{LAKE}/silver",
-        "privacy_subject_keys": f"{LAKE}/privacy",
+        "model.gdpr_lakehouse.bronze_patients": f"{LAKE}/bronze",
+        "model.gdpr_lakehouse.silver_patients": f"{LAKE}/silver",
+        "model.gdpr_lakehouse.privacy_subject_keys": f"{LAKE}/privacy",
+        "snapshot.gdpr_lakehouse.snapshots_patients": f"{LAKE}/snapshots",
     }
+    seeds = [node for node in nodes.values() if node["resource_type"] == "seed"]
+    assert seeds and {seed["config"]["location_root"] for seed in seeds} == {f"{LAKE}/reference"}
     databricks.invoke("parse", "--target", "databricks")
-    config = databricks.manifest()["nodes"]["model.gdpr_lakehouse.bronze_patients"]["config"]
-    assert config["location_root"] is None
+    assert {
+        node["config"].get("location_root") for node in databricks.manifest()["nodes"].values()
+    } == {None}
 
 
 def test_the_cluster_metastore_renders_a_network_derby(monkeypatch: pytest.MonkeyPatch) -> None:

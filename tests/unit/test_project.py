@@ -143,3 +143,46 @@ def test_databricks_target_parses_without_secrets_in_the_repo(
     assert "dapi-not-a-real-token" not in text
     profile = (ROOT / "profiles.yml").read_text()
     assert "token: \"{{ env_var('DBT_ENV_SECRET_DATABRICKS_TOKEN') }}\"" in profile
+
+
+@pytest.mark.parametrize(
+    ("location_root", "expected"),
+    [
+        (None, "/wh/silver.db/patients"),
+        ("/lake/silver", "/lake/silver/patients"),
+        ("file:/lake/silver", "/lake/silver/patients"),
+        ("file:///lake/silver", "/lake/silver/patients"),
+    ],
+)
+def test_jobs_find_external_tables_where_dbt_put_them(
+    location_root: str | None, expected: str
+) -> None:
+    relation = relations.DeltaRelation(
+        "model.gdpr_lakehouse.silver_patients",
+        "silver_patients",
+        "silver",
+        "patients",
+        "model",
+        location_root=location_root,
+    )
+    assert relation.path(Path("/wh")) == Path(expected)
+
+
+@pytest.mark.parametrize(
+    "location_root",
+    ["abfss://lake@acct.dfs.core.windows.net/gdpr/silver", "lake/silver", "s3://b/silver"],
+)
+def test_a_table_not_on_this_machine_is_refused_by_name(location_root: str) -> None:
+    relation = relations.DeltaRelation(
+        "model.gdpr_lakehouse.silver_patients",
+        "silver_patients",
+        "silver",
+        "patients",
+        "model",
+        location_root=location_root,
+    )
+    with pytest.raises(
+        project.ProjectError,
+        match=r"silver\.patients is stored at .* allowed are an absolute path or a file: URI",
+    ):
+        relation.path(Path("/wh"))
