@@ -145,6 +145,17 @@ def test_databricks_target_parses_without_secrets_in_the_repo(
     assert "token: \"{{ env_var('DBT_ENV_SECRET_DATABRICKS_TOKEN') }}\"" in profile
 
 
+def _silver_patients(location_root: str | None) -> relations.DeltaRelation:
+    return relations.DeltaRelation(
+        "model.gdpr_lakehouse.silver_patients",
+        "silver_patients",
+        "silver",
+        "patients",
+        "model",
+        location_root=location_root,
+    )
+
+
 @pytest.mark.parametrize(
     ("location_root", "expected"),
     [
@@ -157,15 +168,7 @@ def test_databricks_target_parses_without_secrets_in_the_repo(
 def test_jobs_find_external_tables_where_dbt_put_them(
     location_root: str | None, expected: str
 ) -> None:
-    relation = relations.DeltaRelation(
-        "model.gdpr_lakehouse.silver_patients",
-        "silver_patients",
-        "silver",
-        "patients",
-        "model",
-        location_root=location_root,
-    )
-    assert relation.path(Path("/wh")) == Path(expected)
+    assert _silver_patients(location_root).path(Path("/wh")) == Path(expected)
 
 
 @pytest.mark.parametrize(
@@ -173,14 +176,7 @@ def test_jobs_find_external_tables_where_dbt_put_them(
     ["abfss://lake@acct.dfs.core.windows.net/gdpr/silver", "lake/silver", "s3://b/silver"],
 )
 def test_a_table_not_on_this_machine_is_refused_by_name(location_root: str) -> None:
-    relation = relations.DeltaRelation(
-        "model.gdpr_lakehouse.silver_patients",
-        "silver_patients",
-        "silver",
-        "patients",
-        "model",
-        location_root=location_root,
-    )
+    relation = _silver_patients(location_root)
     with pytest.raises(
         project.ProjectError,
         match=r"silver\.patients is stored at .* allowed are an absolute path or a file: URI",
