@@ -538,6 +538,17 @@ def scan(
     stats = {"files": 0, "bytes": 0, "relations": 0, "areas": []}
     pending: list[tuple[Area, Path, str, _Found, bool]] = []
     places = areas(relations, warehouse, landing, selected)
+    absent = [
+        f"{place.location} ({place.root})"
+        for place in places
+        if place.relation is not None and not (place.root / "_delta_log").is_dir()
+    ]
+    if absent:  # no files there proves nothing: refuse rather than report clean
+        raise ScanError(
+            f"{len(absent)} declared relation(s) have no Delta table where the manifest puts "
+            f"them: {', '.join(absent[:5])}{' ...' if len(absent) > 5 else ''}. Build them "
+            "(dbt build), or parse with the vars they were built with (the same lake_root)"
+        )
     claimed = {place.root for place in places if place.relation is not None}
     claimed |= {relation.path(warehouse) for relation in relations}
     snapshots: dict[Path, Snapshot | None] = {}

@@ -24,6 +24,7 @@ from python_jobs.delta_files import (
     z85_decode,
 )
 from python_jobs.forensic_scan import Needle, scan_bytes, scan_log, scan_parquet
+from python_jobs.relations import DeltaRelation
 
 Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 
@@ -207,3 +208,31 @@ def test_dbt_output_is_redacted_whole_ids_only(tmp_path: Path) -> None:
     assert (logs / "dbt.log").read_text() == "args {subject_ids: [[erased]]} P00000061 xP0000006\n"
     assert (logs / "dbt.log.1").read_text() == "old: [erased]\n"
     assert (logs / "image.png").read_bytes() == b"P0000006"
+
+
+def test_a_declared_relation_with_no_table_is_refused_not_reported_clean(tmp_path: Path) -> None:
+    """A manifest parsed without the lake_root the tables were built with points the scan
+    at empty folders: it must say so, not find nothing and report the subject gone."""
+    built = tmp_path / "lake" / "silver" / "patients"
+    (built / "_delta_log").mkdir(parents=True)
+    relation = DeltaRelation(
+        "model.gdpr_lakehouse.silver_patients", "silver_patients", "silver", "patients", "model"
+    )
+    witness = forensic_scan.Witness(subject_id="P0000001")
+    with pytest.raises(
+        forensic_scan.ScanError,
+        match=r"1 declared relation\(s\) have no Delta table where the manifest puts them: silver\.patients .*the same lake_root",
+    ):
+        forensic_scan.scan(witness, [relation], tmp_path / "warehouse", tmp_path / "landing")
+    external = DeltaRelation(
+        "model.gdpr_lakehouse.silver_patients",
+        "silver_patients",
+        "silver",
+        "patients",
+        "model",
+        location_root=str(built.parent),
+    )
+    residues, stats = forensic_scan.scan(
+        witness, [external], tmp_path / "warehouse", tmp_path / "landing"
+    )
+    assert (residues, stats["relations"]) == ([], 1)
