@@ -224,6 +224,7 @@ class LandingResult:
     source: str
     files: int
     events: int
+    anonymized: bool = False
 
 
 def erased_subjects(
@@ -240,46 +241,72 @@ def erased_subjects(
     ]
 
 
-def landing_sources(graph: dict, landing: Path) -> list[tuple[str, str, Path]]:
-    """(source name, subject key column, folder) of every landing source holding subjects."""
+@dataclass(frozen=True)
+class LandingSource:
+    name: str
+    key: str
+    folder: Path
+    # on_erasure anonymize: the events are kept without the subject (key and PII
+    # columns null), because the law keeps what they describe (orders)
+    anonymize: tuple[str, ...] | None
+
+
+def landing_sources(graph: dict, landing: Path) -> list[LandingSource]:
+    """Every landing source holding subjects, with what erasure does to its events."""
     found = []
     for source in graph.get("sources", {}).values():
         privacy = (source.get("meta") or {}).get("privacy") or {}
         if privacy.get("subject_key") and privacy.get("on_erasure") in ("delete", "anonymize"):
             found.append(
-                (
+                LandingSource(
                     f"{source['source_name']}.{source['name']}",
                     privacy["subject_key"],
                     landing / source["identifier"],
+                    tuple(privacy.get("pii_columns") or ())
+                    if privacy["on_erasure"] == "anonymize"
+                    else None,
                 )
             )
     return found
 
 
-def purge_landing_file(path: Path, key: str, subjects: list[str]) -> int:
-    """Rewrite one Parquet file without the subjects' events; returns the events removed."""
+def purge_landing_file(
+    path: Path, key: str, subjects: list[str], anonymize: tuple[str, ...] | None = None
+) -> int:
+    """Rewrite one Parquet file without the subjects' events, or with them anonymized
+    (key and the given PII columns null) when `anonymize` is not None; returns the
+    events removed or anonymized. Atomic and idempotent."""
     table = pq.read_table(path)
-    gone = pc.is_in(table.column(key), value_set=pa.array(subjects, pa.string()))
-    removed = pc.sum(pc.fill_null(gone, False)).as_py() or 0
-    if not removed:
+    hit = pc.fill_null(pc.is_in(table.column(key), value_set=pa.array(subjects, pa.string())), False)
+    changed = pc.sum(hit).as_py() or 0
+    if not changed:
         return 0
-    kept = table.filter(pc.invert(pc.fill_null(gone, False)))
+    if anonymize is None:
+        rewritten = table.filter(pc.invert(hit))
+    else:
+        rewritten = table
+        for column in (key, *anonymize):
+            index = rewritten.schema.get_field_index(column)
+            blank = pa.nulls(len(rewritten), rewritten.schema.field(index).type)
+            rewritten = rewritten.set_column(
+                index, rewritten.schema.field(index), pc.if_else(hit, blank, rewritten.column(index))
+            )
     temporary = path.with_name(f".{path.name}.purge-tmp")  # hidden: Spark never reads it
-    pq.write_table(kept, temporary, compression="snappy")
+    pq.write_table(rewritten, temporary, compression="snappy")
     os.replace(temporary, path)
-    return removed
+    return changed
 
 
 def purge_landing(graph: dict, landing: Path, subjects: list[str]) -> list[LandingResult]:
     results = []
-    for name, key, folder in landing_sources(graph, landing):
+    for source in landing_sources(graph, landing):
         files = events = 0
-        for stale in folder.glob(".*.purge-tmp"):  # a crashed rewrite's leftover
+        for stale in source.folder.glob(".*.purge-tmp"):  # a crashed rewrite's leftover
             stale.unlink()
-        for path in sorted(folder.glob("*.parquet")):
-            removed = purge_landing_file(path, key, subjects)
-            files, events = files + (removed > 0), events + removed
-        results.append(LandingResult(name, files, events))
+        for path in sorted(source.folder.glob("*.parquet")):
+            changed = purge_landing_file(path, source.key, subjects, source.anonymize)
+            files, events = files + (changed > 0), events + changed
+        results.append(LandingResult(source.name, files, events, source.anonymize is not None))
     return results
 
 
@@ -472,8 +499,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         print(f"  landing zone {landing}: not a local folder here; its files were not rewritten")
     if subjects and landing.is_dir():
         for result in purge_landing(manifest(), landing, subjects):
+            done = "anonymizing" if result.anonymized else "without"
             print(
-                f"  landing {result.source:24} rewrote {result.files} file(s) without "
+                f"  landing {result.source:24} rewrote {result.files} file(s) {done} "
                 f"{result.events} event(s) of erased subjects"
             )
     if subjects:

@@ -12,6 +12,8 @@ from typing import Any
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
+from python_jobs.delta_files import commit_files
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The table properties dbt_project.yml sets on every Delta relation, at default vars.
@@ -89,3 +91,8 @@ class DbtProject:
         import json
 
         return json.loads((self.target_path / "manifest.json").read_text())
+
+
+def latest_versions(tables: list[Path]) -> dict[str, int]:
+    """Each table's newest Delta version, read from its _delta_log (-1: no table)."""
+    return {str(table): max(commit_files(table), default=-1) for table in tables}

@@ -56,6 +56,7 @@
             if privacy.role == 'vault' else "a privacy control table (requests, evidence, tombstones, holds, restore log): it is the record of erasure and is never rolled back")) -%}
     {%- endif -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- do gdpr_lakehouse.assert_key_envelope() -%}
 
     {%- set ctx = gdpr_lakehouse._restore_context() -%}
     {%- if not dry_run -%}
@@ -136,6 +137,7 @@
         'evidence': gdpr_lakehouse._control_relation('privacy_erasure_evidence'),
         'tombstones': gdpr_lakehouse._control_relation('privacy_erasure_tombstones'),
         'vault': gdpr_lakehouse._control_relation('privacy_subject_keys'),
+        'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys'),
     }) }}
 {%- endmacro %}
 

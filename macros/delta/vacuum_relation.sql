@@ -16,7 +16,7 @@
             {%- do exceptions.raise_compiler_error("vacuum retain_hours is " ~ (retain_hours | string)[:40] ~ "; it must be a whole number of hours from 0 to 87600") -%}
         {%- endif -%}
         {%- set short = retain_hours < 168 -%}
-        {%- if short and not var('vacuum_allow_short_retention', false) -%}
+        {%- if short and not gdpr_lakehouse._flag_var('vacuum_allow_short_retention', false) -%}
             {%- do exceptions.raise_compiler_error("vacuum retain_hours " ~ retain_hours ~ " is below Delta's 7-day (168 h) safety check; "
                 ~ "opt in with --vars '{vacuum_allow_short_retention: true}' if no reader or writer can be running") -%}
         {%- endif -%}
@@ -49,7 +49,7 @@
     vacuum_retain_hours. Runs the statement itself and renders nothing.
 #}
 {% macro vacuum_after_build() -%}
-    {%- if execute and var('vacuum_on_build', true) and model is mapping -%}
+    {%- if execute and gdpr_lakehouse._flag_var('vacuum_on_build', true) and model is mapping -%}
         {%- set privacy = ((model.config or {}).get('meta') or {}).get('privacy') or {} -%}
         {%- if privacy.get('subject_key') and privacy.get('on_erasure') in ('delete', 'anonymize')
               and model.config.materialized not in ('view', 'ephemeral') -%}

@@ -27,6 +27,10 @@
             {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] is " ~ (subject_id | string)[:80]
                 ~ ", not a string; quote ids in --args" ~ usage) -%}
         {%- endif -%}
+        {%- if subject_id.startswith('__') -%}
+            {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] \"" ~ subject_id[:80] ~ "\" is reserved for the lakehouse's own keys "
+                ~ "(ids that start with __), whatever var subject_id_pattern allows; it is not a data subject") -%}
+        {%- endif -%}
         {%- if not modules.re.match(pattern, subject_id) or subject_id != subject_id | trim -%}
             {%- do exceptions.raise_compiler_error(argument ~ "[" ~ loop.index0 ~ "] \"" ~ (subject_id[:80] | replace('\n', '\\n') | replace('\r', '\\r')) ~ "\""
                 ~ " is not a subject id: allowed are letters, digits, _ and - (a letter or digit first, 64 characters at most; var subject_id_pattern)") -%}
@@ -37,15 +41,17 @@
 {%- endmacro %}
 
 {#- Free text (reason, requested_by): 1..max_length printable characters, unicode and
-    quotes welcome ("patient's letter"); no control characters or backslashes. It
-    reaches SQL only through _sql_string, which escapes quotes. -#}
+    quotes welcome ("patient's letter"); no control characters or backslashes, and no
+    `${` (Spark substitutes ${env:NAME} and ${conf} in SQL text: the stored row would
+    hold the engine's secret). It reaches SQL only through _sql_string, which escapes
+    quotes. -#}
 {% macro _validate_text(value, argument, default=none, max_length=300) -%}
     {%- if value is none -%}{{ return(default) }}{%- endif -%}
     {%- if value is not string
           or not modules.re.match('^[^\\x00-\\x1f\\x7f\\\\]{1,' ~ max_length ~ '}$', value)
-          or value | trim == '' -%}
+          or value | trim == '' or '${' in value -%}
         {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | tojson)[:80] ~ " is not allowed: give text of 1 to "
-            ~ max_length ~ " characters without backslashes or control characters (line breaks, tabs)") -%}
+            ~ max_length ~ " characters without backslashes, control characters (line breaks, tabs) or ${") -%}
     {%- endif -%}
     {{ return(value | trim) }}
 {%- endmacro %}

@@ -5,7 +5,9 @@
     key. Deleting the key makes every copy of the subject's data that history still
     holds unreadable and unlinkable at once. No key material is ever written into SQL:
     keys are joined from the vault, and the optional key-encryption key is read by Spark
-    from the environment (${env:...} substitution), never by dbt.
+    from the environment (${env:...} substitution), never by dbt. Spark reads it there
+    for any SQL: on the local and thrift targets this is no security boundary (README,
+    "Who can read what").
 #}
 
 {#- 32 bytes from java.security.SecureRandom: the IVs of three AES-GCM encryptions
@@ -24,11 +26,12 @@
     ), 1, 32)
 {%- endmacro %}
 
-{#- Envelope: with var key_envelope true, data keys are stored wrapped by a
-    key-encryption key (hex, 64 characters) that Spark reads from the environment
-    variable named by var kek_env_var (default LAKEHOUSE_KEK). -#}
+{#- Envelope: data keys stored wrapped by a key-encryption key (hex, 64 characters)
+    that Spark reads from the environment variable named by var kek_env_var (default
+    LAKEHOUSE_KEK). Whether the envelope is on is a property of the lakehouse, not of a
+    command: macro key_envelope(). -#}
 {% macro wrap_key(key_expr) -%}
-    {%- if var('key_envelope', false) -%}
+    {%- if gdpr_lakehouse.key_envelope() -%}
         aes_encrypt({{ key_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM')
     {%- else -%}
         {{ key_expr }}
@@ -36,11 +39,102 @@
 {%- endmacro %}
 
 {% macro unwrap_key(stored_expr) -%}
-    {%- if var('key_envelope', false) -%}
+    {%- if gdpr_lakehouse.key_envelope() -%}
         aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM')
     {%- else -%}
         {{ stored_expr }}
     {%- endif -%}
+{%- endmacro %}
+
+{#- The lakehouse's key mode (true: envelope on). Recorded on the vault when it is made
+    (table property gdpr_lakehouse.key_envelope, post-hook record_key_envelope); a vault
+    made before the property existed is read from its keys (32 bytes: plain; 60: a
+    wrapped key, IV + key + tag). Only a new lakehouse (no vault yet, or an empty one)
+    takes var key_envelope. A var that disagrees with the record is an error: a command
+    run in the wrong mode would derive keys from the wrong bytes. -#}
+{% macro key_envelope() -%}
+    {%- set asked = gdpr_lakehouse._flag_var('key_envelope') -%}
+    {%- if not execute -%}{{ return(asked or false) }}{%- endif -%}
+    {%- set recorded = gdpr_lakehouse._recorded_key_envelope() -%}
+    {%- if recorded is none -%}{{ return(asked or false) }}{%- endif -%}
+    {%- if asked is not none and asked != recorded -%}
+        {%- do exceptions.raise_compiler_error("var key_envelope is " ~ (asked | string | lower) ~ " but this lakehouse's vault was made with key_envelope "
+            ~ (recorded | string | lower) ~ " (recorded on privacy.subject_keys as gdpr_lakehouse.key_envelope); nothing was run. "
+            ~ "Drop the var: every command reads the mode from the vault") -%}
+    {%- endif -%}
+    {{ return(recorded) }}
+{%- endmacro %}
+
+{#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by). -#}
+{% macro _recorded_key_envelope() -%}
+    {%- set vault = gdpr_lakehouse._vault_relation() -%}
+    {%- if vault is none -%}{{ return(none) }}{%- endif -%}
+    {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.key_envelope') -%}
+    {%- if recorded is not none -%}
+        {%- if recorded not in ('true', 'false') -%}
+            {%- do exceptions.raise_compiler_error(vault ~ " records gdpr_lakehouse.key_envelope = " ~ recorded[:20]
+                ~ "; it must be true or false. Set it back with ALTER TABLE ... SET TBLPROPERTIES") -%}
+        {%- endif -%}
+        {{ return(recorded == 'true') }}
+    {%- endif -%}
+    {%- set lengths = run_query("select distinct length(data_key) from " ~ vault ~ " where left(subject_id, 2) != '__'").columns[0].values() | list -%}
+    {%- if lengths | length == 0 -%}{{ return(none) }}{%- endif -%}
+    {%- if lengths | length > 1 or lengths[0] | int not in (32, 60) -%}
+        {%- do exceptions.raise_compiler_error(vault ~ " holds keys of " ~ lengths | join(', ') ~ " bytes: neither all plain (32) nor all wrapped (60); "
+            ~ "the key mode cannot be told. Nothing was run") -%}
+    {%- endif -%}
+    {{ return(lengths[0] | int == 60) }}
+{%- endmacro %}
+
+{% macro _vault_relation() -%}
+    {%- set node = graph.nodes['model.' ~ project_name ~ '.privacy_subject_keys'] -%}
+    {{ return(adapter.get_relation(database=none, schema=node.schema, identifier=node.alias)) }}
+{%- endmacro %}
+
+{#- Post-hook of the vault: record the mode it was made in, once. -#}
+{% macro record_key_envelope() -%}
+    {%- if execute -%}
+        {%- set vault = gdpr_lakehouse._vault_relation() -%}
+        {%- if vault is not none and 'gdpr_lakehouse.key_envelope' not in gdpr_lakehouse.tblproperties_of(vault) -%}
+            {%- set mode = gdpr_lakehouse.key_envelope() -%}
+            {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='build')) -%}
+            {%- do run_query("alter table " ~ vault ~ " set tblproperties ('gdpr_lakehouse.key_envelope' = '" ~ (mode | string | lower) ~ "')") -%}
+            {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}
+
+{#- Before a command writes anything: the vars agree with the lakehouse's key mode, the
+    vault's keys agree with the record, and with the envelope on the key-encryption key
+    is there. on-run-start of every dbt run/build/test and first step of the
+    operations. -#}
+{% macro assert_key_envelope() -%}
+    {%- if execute -%}
+        {%- set mode = gdpr_lakehouse.key_envelope() -%}
+        {%- set vault = gdpr_lakehouse._vault_relation() -%}
+        {%- if vault is not none -%}
+            {%- set expected = 60 if mode else 32 -%}
+            {%- set odd = gdpr_lakehouse.scalar_query("select count(*) from " ~ vault ~ " where left(subject_id, 2) != '__' and length(data_key) != " ~ expected, 0) | int -%}
+            {%- if odd > 0 -%}
+                {%- do exceptions.raise_compiler_error(vault ~ " is recorded with key_envelope " ~ (mode | string | lower) ~ " but " ~ odd
+                    ~ " of its keys are not " ~ expected ~ " bytes long (" ~ ('wrapped' if mode else 'plain') ~ "); the vault is inconsistent. Nothing was run") -%}
+            {%- endif -%}
+        {%- endif -%}
+        {%- if mode -%}{%- set kek = gdpr_lakehouse._kek() -%}{%- endif -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}
+
+{#- A var that is a switch: true, false, or none when unset. Only the YAML booleans are
+    accepted: a quoted "false" is truthy in Jinja and would turn a switch on. -#}
+{% macro _flag_var(name, default=none) -%}
+    {%- set value = var(name, none) -%}
+    {%- if value is none -%}{{ return(default) }}{%- endif -%}
+    {%- if value is not sameas true and value is not sameas false -%}
+        {%- do exceptions.raise_compiler_error("var " ~ name ~ " is " ~ (value | tojson)[:40] ~ "; it must be true or false (unquoted)") -%}
+    {%- endif -%}
+    {{ return(value) }}
 {%- endmacro %}
 
 {% macro _kek() -%}

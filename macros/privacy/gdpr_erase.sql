@@ -40,6 +40,7 @@
     {%- do gdpr_lakehouse._validate_text(reason, 'reason') -%}
     {%- do gdpr_lakehouse._validate_text(requested_by, 'requested_by', max_length=128) -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- do gdpr_lakehouse.assert_key_envelope() -%}
 
     {%- set plan = gdpr_lakehouse.erasure_plan() -%}
     {%- set ctx = {
@@ -48,6 +49,7 @@
         'tombstones': gdpr_lakehouse._control_relation('privacy_erasure_tombstones'),
         'holds': gdpr_lakehouse._control_relation('privacy_legal_holds'),
         'vault': gdpr_lakehouse._control_relation('privacy_subject_keys'),
+        'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys'),
         'batch': invocation_id,
     } -%}
     {%- if dry_run -%}
@@ -250,7 +252,7 @@ when matched then update set
 merge into {{ ctx.tombstones }} as tombstones
 using (
     select
-        {{ gdpr_lakehouse.tombstone_hash('subject_id', vault=ctx.vault) }} as subject_hash,
+        {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash,
         min(request_id) as request_id,
         min(subject_type) as subject_type,
         min(subject_pseudonym) as subject_pseudonym

@@ -17,7 +17,7 @@ group by subject_pseudonym
     {%- else -%}
 select requests.subject_id as erase_key, min(tombstones.request_id) as request_id
 from (
-    select distinct subject_id, {{ gdpr_lakehouse.tombstone_hash('subject_id', vault=ctx.vault) }} as subject_hash
+    select distinct subject_id, {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash
     from {{ ctx.requests }}
 ) as requests
 inner join {{ ctx.tombstones }} as tombstones on requests.subject_hash = tombstones.subject_hash

@@ -21,14 +21,6 @@
 {%- endmacro %}
 
 {#- A built relation's table properties as a mapping. -#}
-{% macro tblproperties_of(relation) -%}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation) -%}
-        {%- do properties.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
-    {{ return(properties) }}
-{%- endmacro %}
-
 {% macro cdf_problems(relations) -%}
     {%- set problems = [] -%}
     {%- for name in relations -%}
@@ -51,7 +43,7 @@
 {% macro cdf_relations_from_graph() -%}
     {%- set relations = [] -%}
     {%- for node in gdpr_lakehouse.delta_table_nodes()
-          if ((node.config.meta or {}).get('privacy') or {}).get('role') not in ('vault', 'audit') -%}
+          if ((node.config.meta or {}).get('privacy') or {}).get('role') not in ('vault', 'system', 'audit') -%}
         {%- do relations.append(api.Relation.create(schema=node.schema, identifier=node.alias)) -%}
     {%- endfor -%}
     {{ return(relations) }}
@@ -80,9 +72,7 @@
                 and (
                     typeof(data.{{ column }}) != 'binary'
                     or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null
-                    or try_aes_decrypt(cast(data.{{ column }} as binary), (
-                        select {{ gdpr_lakehouse.unwrap_key('data_key') }} from {{ vault }}
-                        where subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}'), 'GCM') is not null
+                    or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
                 )
             having count(*) > 0
             {%- endset -%}

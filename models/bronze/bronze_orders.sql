@@ -1,5 +1,8 @@
 {{ config(unique_key='order_id', cdc_delete_condition="source_op = 'delete'") }}
 
+{#- Orders are kept by law (on_erasure: anonymize): an erased user's orders, and every
+    later event for them, are ingested with user_id null, never dropped, so erasure,
+    --full-refresh, later corrections and the landing purge all agree. -#}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'orders'), 'order_id') }}
 ),
@@ -7,14 +10,13 @@ with events as (
 final as (
     select
         order_id,
-        user_id,
+        {{ gdpr_lakehouse.unless_tombstoned('events.user_id') }} as user_id,
         amount,
         ordered_at,
         _op as source_op,
         _source_ts as source_updated_at,
         current_timestamp() as ingested_at
     from events
-    where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}
 )
 
 select * from final

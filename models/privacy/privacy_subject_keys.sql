@@ -3,17 +3,20 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        post_hook=["{{ gdpr_lakehouse.record_key_envelope() }}"],
     )
 }}
 
 {#-
     The subject key vault: one random 256-bit data key per data subject, created the
-    first time the subject arrives in the landing zone, plus the reserved system row
-    that keys tombstone hashes. Append-only and never rebuilt (full_refresh=false): a
-    rebuilt vault would orphan every ciphertext. Erasure deletes a subject's row and
-    purges the vault's files at once.
+    first time the subject arrives in the landing zone. Subjects only: the lakehouse's
+    own keys live in privacy.system_keys. Append-only and never rebuilt
+    (full_refresh=false): a rebuilt vault would orphan every ciphertext. Erasure deletes
+    a subject's row and purges the vault's files at once. A tombstoned subject never
+    gets a key again, on the first build too (a vault made again while tombstones exist).
+    The key mode (var key_envelope) is recorded on the table when it is made
+    (post-hook record_key_envelope) and read from there by every command.
 -#}
--- depends_on: {{ ref('privacy_erasure_tombstones') }}
 with patients as (
     select
         patient_id as subject_id,
@@ -30,12 +33,6 @@ users as (
     where user_id is not null
 ),
 
-system_rows as (
-    select
-        '{{ gdpr_lakehouse.tombstone_key_id() }}' as subject_id,
-        'system' as subject_type
-),
-
 arrivals as (
     select distinct
         subject_id,
@@ -46,11 +43,6 @@ arrivals as (
         subject_id,
         subject_type
     from users
-    union
-    select
-        subject_id,
-        subject_type
-    from system_rows
 ),
 
 new_subjects as (
@@ -61,8 +53,8 @@ new_subjects as (
     {% if is_incremental() %}
     left anti join {{ this }} as vault
         on arrivals.subject_id = vault.subject_id
-    where {{ gdpr_lakehouse.not_tombstoned('arrivals.subject_id', vault=this) }}
     {% endif %}
+    where {{ gdpr_lakehouse.not_tombstoned('arrivals.subject_id') }}
 ),
 
 keyed as (

@@ -16,9 +16,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
-from python_jobs.delta_files import commit_files
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, latest_versions
 
 pytestmark = pytest.mark.functional
 
@@ -195,11 +194,6 @@ def tables(dbt: DbtProject, spark: SparkSession, lakehouse_dir: Path) -> list[Pa
     return [relation.path(warehouse) for relation in delta_relations(dbt.manifest())]
 
 
-def _latest(tables: list[Path]) -> dict[str, int]:
-    """Each declared relation's newest version, from its _delta_log."""
-    return {str(table): max(commit_files(table), default=-1) for table in tables}
-
-
 def test_the_catalogue_covers_every_operation() -> None:
     assert len(CATALOGUE) >= 30
     assert {case[0] for case in CATALOGUE} >= {
@@ -218,8 +212,8 @@ def test_the_catalogue_covers_every_operation() -> None:
 def test_hostile_input_is_refused_clearly_and_changes_nothing(
     tables: list[Path], dbt: DbtProject, macro: str, args: dict, message: str
 ) -> None:
-    before = _latest(tables)
+    before = latest_versions(tables)
     success, errors = dbt.operation(macro, args, expect_success=False)
     assert not success, f"{macro} {args} was accepted"
     assert message in errors, errors
-    assert _latest(tables) == before, f"{macro} {args} changed a table"
+    assert latest_versions(tables) == before, f"{macro} {args} changed a table"

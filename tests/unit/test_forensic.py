@@ -196,6 +196,21 @@ def test_the_landing_zone_is_rewritten_without_erased_subjects(tmp_path: Path) -
     assert [p.name for p in tmp_path.iterdir()] == ["batch-0001.parquet"]
 
 
+def test_kept_landing_events_are_anonymized_not_removed(tmp_path: Path) -> None:
+    from python_jobs.purge import purge_landing_file
+
+    path = tmp_path / "batch-0001.parquet"
+    table = {"order_id": ["o1", "o2", "o3"], "user_id": ["U1", "U2", "U1"], "note": list("abc")}
+    pq.write_table(pa.table(table), path)
+    assert purge_landing_file(path, "user_id", ["U1"], anonymize=("note",)) == 2
+    assert pq.read_table(path).to_pydict() == {
+        "order_id": ["o1", "o2", "o3"],
+        "user_id": [None, "U2", None],
+        "note": [None, "b", None],
+    }
+    assert purge_landing_file(path, "user_id", ["U1"], anonymize=("note",)) == 0
+
+
 def test_dbt_output_is_redacted_whole_ids_only(tmp_path: Path) -> None:
     from python_jobs.purge import redact_tool_output
 

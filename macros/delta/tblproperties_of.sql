@@ -1,0 +1,8 @@
+{#- A Delta table's properties (SHOW TBLPROPERTIES) as a dict. -#}
+{% macro tblproperties_of(relation) -%}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation) -%}
+        {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
+{%- endmacro %}

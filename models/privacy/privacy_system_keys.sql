@@ -1,0 +1,43 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+    )
+}}
+
+{#-
+    The lakehouse's own keys, apart from the subjects' (privacy.subject_keys): one row,
+    `tombstone`, the key of the hashes in privacy.erasure_tombstones. No subject's, so
+    never erased or shredded; append-only and never rebuilt (full_refresh=false); its
+    history is kept 30 days, so a lost row is recovered with Delta's RESTORE. Stored
+    as is, whatever var key_envelope says: tombstone hashes never depend on the mode.
+
+    Fail closed: while tombstones exist, a missing or duplicated key stops the build
+    (macro check_system_keys) instead of minting a new key, which would let every erased
+    subject back in. A lakehouse made before this table existed keeps its tombstone key:
+    it is taken from the vault's reserved row.
+-#}
+{%- set legacy = gdpr_lakehouse.check_system_keys(this if is_incremental() else none) if execute else none -%}
+
+{% if is_incremental() %}
+select
+    cast(null as string) as key_name,
+    cast(null as binary) as key_value,
+    cast(null as timestamp) as created_at
+where false
+{% else %}
+with minted as (
+    select
+        'tombstone' as key_name,
+        {% if legacy -%}
+        (select {{ gdpr_lakehouse.unwrap_key('data_key') }} from {{ legacy }}
+         where subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}')
+        {%- else -%}
+        {{ gdpr_lakehouse.new_data_key("'tombstone'") }}
+        {%- endif %} as key_value,
+        current_timestamp() as created_at
+)
+
+select * from minted
+{% endif %}
