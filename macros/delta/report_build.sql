@@ -45,7 +45,22 @@
                 ['relation', 'version', 'operation', 'rows (merge: +ins ~upd -del)'], lines) -%}
         {%- endif -%}
     {%- endif -%}
+    {%- do gdpr_lakehouse._print_fixes(results) -%}
     {{ return('') }}
+{%- endmacro %}
+
+{#- A failed test that declares meta.fix (the one command that makes it green, e.g. a
+    check that holds only once the audit stream or a rebuild has caught up) says so. -#}
+{% macro _print_fixes(results) -%}
+    {%- set lines = [] -%}
+    {%- for result in results if execute
+          and result.node.resource_type == 'test' and result.status in ('fail', 'warn', 'error')
+          and ((result.node.config.meta or {}).get('fix')) -%}
+        {%- do lines.append([result.node.name, result.node.config.meta.fix]) -%}
+    {%- endfor -%}
+    {%- if lines -%}
+        {%- do gdpr_lakehouse.print_table(lines | length ~ ' failed check(s) have a known fix:', ['check', 'run'], lines) -%}
+    {%- endif -%}
 {%- endmacro %}
 
 {# One number from DESCRIBE HISTORY's operationMetrics, whichever way the driver renders the map. #}

@@ -18,6 +18,7 @@
     subject back in. A lakehouse made before this table existed keeps its tombstone key:
     it is taken from the vault's reserved row.
 -#}
+-- depends_on: {{ ref('privacy_erasure_tombstones') }}
 {%- set legacy = gdpr_lakehouse.check_system_keys(this if is_incremental() else none) if execute else none -%}
 
 {% if is_incremental() %}

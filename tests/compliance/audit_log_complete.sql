@@ -1,4 +1,4 @@
-{{ config(tags=['compliance', 'audit_completeness']) }}
+{{ config(tags=['compliance', 'audit_completeness'], meta={'fix': 'python -m python_jobs.audit_stream --once'}) }}
 {#- Every commit version of every relation whose Change Data Feed is on is in
     audit.change_log, exactly once per change type. Holds after
     `python -m python_jobs.audit_stream --once`, so `dbt build` leaves it out (its

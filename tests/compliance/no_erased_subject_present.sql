@@ -7,6 +7,7 @@
     'tombstones': ref('privacy_erasure_tombstones'),
     'requests': ref('privacy_erasure_requests'),
     'vault': ref('privacy_subject_keys'),
+    'system_keys': ref('privacy_system_keys'),
 } -%}
 {%- set steps = [] -%}
 {%- for step in (gdpr_lakehouse.erasure_plan() if execute else []) if step.action != 'shred'
