@@ -96,10 +96,9 @@
 {%- endmacro %}
 
 {#- Post-hook of the vault: record the mode it was made in, once. -#}
-{% macro record_key_envelope() -%}
+{% macro record_key_envelope(vault) -%}
     {%- if execute -%}
-        {%- set vault = gdpr_lakehouse._vault_relation() -%}
-        {%- if vault is not none and 'gdpr_lakehouse.key_envelope' not in gdpr_lakehouse.tblproperties_of(vault) -%}
+        {%- if 'gdpr_lakehouse.key_envelope' not in gdpr_lakehouse.tblproperties_of(vault) -%}
             {%- set mode = gdpr_lakehouse.key_envelope() -%}
             {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='build')) -%}
             {%- do run_query("alter table " ~ vault ~ " set tblproperties ('gdpr_lakehouse.key_envelope' = '" ~ (mode | string | lower) ~ "')") -%}

@@ -3,7 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
-        post_hook=["{{ gdpr_lakehouse.record_key_envelope() }}"],
+        post_hook=["{{ gdpr_lakehouse.record_key_envelope(this) }}"],
     )
 }}
 
