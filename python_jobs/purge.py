@@ -52,7 +52,7 @@ from python_jobs.project import (
     manifest,
     run_job,
 )
-from python_jobs.relations import DeltaRelation, delta_relations, table_ref
+from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 
 SAFETY_HOURS = 168
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
@@ -251,8 +251,14 @@ class LandingSource:
     anonymize: tuple[str, ...] | None
 
 
-def landing_sources(graph: dict, landing: Path) -> list[LandingSource]:
-    """Every landing source holding subjects, with what erasure does to its events."""
+def landing_sources(
+    graph: dict, landing: Path, spark: SparkSession | None = None
+) -> list[LandingSource]:
+    """Every landing source holding subjects, with what erasure does to its events.
+
+    With a session, each folder is where dbt registered the source's table (its
+    catalog location: a run with --vars landing_path put it there), else
+    <landing>/<identifier>."""
     found = []
     for source in graph.get("sources", {}).values():
         privacy = (source.get("meta") or {}).get("privacy") or {}
@@ -261,13 +267,23 @@ def landing_sources(graph: dict, landing: Path) -> list[LandingSource]:
                 LandingSource(
                     f"{source['source_name']}.{source['name']}",
                     privacy["subject_key"],
-                    landing / source["identifier"],
+                    _registered_folder(spark, source) or landing / source["identifier"],
                     tuple(privacy.get("pii_columns") or ())
                     if privacy["on_erasure"] == "anonymize"
                     else None,
                 )
             )
     return found
+
+
+def _registered_folder(spark: SparkSession | None, source: dict) -> Path | None:
+    name = f"`{source['schema']}`.`{source['identifier']}`"
+    if spark is None or not spark.catalog.tableExists(f"{source['schema']}.{source['identifier']}"):
+        return None
+    for row in spark.sql(f"describe table extended {name}").collect():
+        if row[0] == "Location":
+            return local_path(row[1], name)
+    return None
 
 
 def purge_landing_file(
@@ -277,7 +293,9 @@ def purge_landing_file(
     (key and the given PII columns null) when `anonymize` is not None; returns the
     events removed or anonymized. Atomic and idempotent."""
     table = pq.read_table(path)
-    hit = pc.fill_null(pc.is_in(table.column(key), value_set=pa.array(subjects, pa.string())), False)
+    hit = pc.fill_null(
+        pc.is_in(table.column(key), value_set=pa.array(subjects, pa.string())), False
+    )
     changed = pc.sum(hit).as_py() or 0
     if not changed:
         return 0
@@ -289,7 +307,9 @@ def purge_landing_file(
             index = rewritten.schema.get_field_index(column)
             blank = pa.nulls(len(rewritten), rewritten.schema.field(index).type)
             rewritten = rewritten.set_column(
-                index, rewritten.schema.field(index), pc.if_else(hit, blank, rewritten.column(index))
+                index,
+                rewritten.schema.field(index),
+                pc.if_else(hit, blank, rewritten.column(index)),
             )
     temporary = path.with_name(f".{path.name}.purge-tmp")  # hidden: Spark never reads it
     pq.write_table(rewritten, temporary, compression="snappy")
@@ -297,9 +317,11 @@ def purge_landing_file(
     return changed
 
 
-def purge_landing(graph: dict, landing: Path, subjects: list[str]) -> list[LandingResult]:
+def purge_landing(
+    graph: dict, landing: Path, subjects: list[str], spark: SparkSession | None = None
+) -> list[LandingResult]:
     results = []
-    for source in landing_sources(graph, landing):
+    for source in landing_sources(graph, landing, spark):
         files = events = 0
         for stale in source.folder.glob(".*.purge-tmp"):  # a crashed rewrite's leftover
             stale.unlink()
@@ -308,6 +330,33 @@ def purge_landing(graph: dict, landing: Path, subjects: list[str]) -> list[Landi
             files, events = files + (changed > 0), events + changed
         results.append(LandingResult(source.name, files, events, source.anonymize is not None))
     return results
+
+
+def _purge_outside_delta(spark: SparkSession, subjects: list[str]) -> bool:
+    """Rewrite the landing zone without (or anonymizing) the subjects' events, verify
+    that a second pass finds none left, redact dbt's output. False when the landing
+    zone could not be rewritten and verified here."""
+    if not subjects:
+        return True
+    clean = True
+    try:
+        results = purge_landing(manifest(), landing_dir(), subjects, spark)
+        left = sum(r.events for r in purge_landing(manifest(), landing_dir(), subjects, spark))
+    except ProjectError as error:  # a landing folder that is not on this machine
+        print(f"  landing zone: {error}; its files were not rewritten")
+        results, left, clean = [], 0, False
+    for result in results:
+        done = "anonymizing" if result.anonymized else "without"
+        print(
+            f"  landing {result.source:24} rewrote {result.files} file(s) {done} "
+            f"{result.events} event(s) of erased subjects"
+        )
+    if left:
+        print(f"  landing zone: {left} event(s) of erased subjects still found after the rewrite")
+        clean = False
+    count = redact_tool_output(list(dbt_output_dirs().values()), subjects)
+    print(f"  dbt logs/ and target/: erased subjects' ids redacted in {count} file(s)")
+    return clean
 
 
 def redact_tool_output(folders: list[Path], subjects: list[str]) -> int:
@@ -489,24 +538,17 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
                 f"({result.seconds:.1f} s)",
                 flush=True,
             )
-        purged = record(spark, relations, results, ran_at)
+        # the landing zone and dbt's output first: a request is purged only once its
+        # events are gone from every landing source (checked by a second pass)
+        landing_clean = _purge_outside_delta(
+            spark, erased_subjects(spark, relations, args.request_id)
+        )
+        purged = record(spark, relations, results, ran_at) if landing_clean else 0
     finally:
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     print(f"Purged {len(results)} relation(s); {purged} request(s) now purged.")
-    subjects = erased_subjects(spark, relations, args.request_id)
-    landing = landing_dir()
-    if subjects and not landing.is_dir():
-        print(f"  landing zone {landing}: not a local folder here; its files were not rewritten")
-    if subjects and landing.is_dir():
-        for result in purge_landing(manifest(), landing, subjects):
-            done = "anonymizing" if result.anonymized else "without"
-            print(
-                f"  landing {result.source:24} rewrote {result.files} file(s) {done} "
-                f"{result.events} event(s) of erased subjects"
-            )
-    if subjects:
-        count = redact_tool_output(list(dbt_output_dirs().values()), subjects)
-        print(f"  dbt logs/ and target/: erased subjects' ids redacted in {count} file(s)")
+    if not landing_clean:
+        print("  requests stay `erased`: the landing zone was not rewritten here (see above)")
     return 0
 
 

@@ -77,6 +77,14 @@
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='erase', batch_id=ctx.batch)) -%}
     {%- if gdpr_lakehouse.scalar_query('select count(*) from ' ~ ctx.holds ~ ' where released_at is null', 0) | int > 0 -%}
+        {%- set late = run_query("select requests.request_id, requests.subject_id, min(holds.reason) from " ~ ctx.requests ~ " as requests inner join "
+            ~ ctx.holds ~ " as holds on requests.subject_id = holds.subject_id and holds.released_at is null where "
+            ~ gdpr_lakehouse._erasure_begun(ctx) ~ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id')
+            ~ " group by requests.request_id, requests.subject_id order by requests.subject_id") -%}
+        {%- if late.rows | length > 0 -%}
+            {%- do gdpr_lakehouse.print_table(late.rows | length ~ ' request(s) under a legal hold placed after their erasure had begun '
+                ~ '(tombstone written, rows or key possibly gone: that cannot be undone); finishing them:', ['request_id', 'subject_id', 'hold'], late.rows) -%}
+        {%- endif -%}
         {%- do run_query(gdpr_lakehouse._hold_requests_sql(ctx, ids)) -%}
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse._claim_requests_sql(ctx, ids)) -%}
@@ -201,7 +209,18 @@
     {{ return(quoted | join(', ')) }}
 {%- endmacro %}
 
-{#- Open requests of subjects under an active legal hold become held, with the reason. -#}
+{#- An open request whose erasure has begun: a crashed or failed batch already wrote its
+    tombstone (and maybe deleted rows or shredded the key, which cannot be undone). A
+    legal hold placed after that cannot stop it: the batch is finished, and said so. -#}
+{% macro _erasure_begun(ctx, alias='requests') -%}
+    ({{ alias }}.status in ('erasing', 'failed') and exists (
+        select 1 from {{ ctx.tombstones }} as begun
+        where begun.subject_hash = {{ gdpr_lakehouse.tombstone_hash(alias ~ '.subject_id', keys=ctx.system_keys) }}
+    ))
+{%- endmacro %}
+
+{#- Open requests of subjects under an active legal hold become held, with the reason;
+    not those whose erasure has begun. -#}
 {% macro _hold_requests_sql(ctx, ids) -%}
 merge into {{ ctx.requests }} as requests
 using (
@@ -212,6 +231,7 @@ using (
     inner join {{ ctx.holds }} as holds
         on requests.subject_id = holds.subject_id and holds.released_at is null
     where requests.status in ('pending', 'failed', 'erasing'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+        and not {{ gdpr_lakehouse._erasure_begun(ctx) }}
     group by requests.request_id
 ) as held
 on requests.request_id = held.request_id
@@ -233,10 +253,10 @@ using (
     from {{ ctx.requests }} as requests
     left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
     where requests.status in ('pending', 'failed', 'erasing', 'held'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
-        and not exists (
+        and (not exists (
             select 1 from {{ ctx.holds }} as holds
             where holds.subject_id = requests.subject_id and holds.released_at is null
-        )
+        ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
 ) as claim
 on requests.request_id = claim.request_id
 when matched then update set

@@ -54,4 +54,14 @@ values (incoming.subject_id, {{ gdpr_lakehouse._sql_string(reason) }}, {{ gdpr_l
     {%- endfor -%}
     {%- do gdpr_lakehouse.print_table('Legal holds of the ' ~ ids | length ~ ' subject(s) given:',
         ['subject_id', 'reason', 'placed_by', 'placed_at', 'released_at'], lines) -%}
+    {%- if not release -%}
+        {%- set ctx = {'tombstones': gdpr_lakehouse._control_relation('privacy_erasure_tombstones'),
+                       'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys')} -%}
+        {%- set begun = run_query("select request_id, subject_id, status from " ~ requests ~ " as requests where subject_id in (" ~ id_list
+            ~ ") and " ~ gdpr_lakehouse._erasure_begun(ctx) ~ " order by subject_id") -%}
+        {%- if begun.rows | length > 0 -%}
+            {%- do gdpr_lakehouse.print_table('Too late for ' ~ begun.rows | length ~ ' request(s): their erasure has begun (tombstone written; '
+                ~ 'rows or key may be gone, which cannot be undone). The next gdpr_erase finishes them:', ['request_id', 'subject_id', 'status'], begun.rows) -%}
+        {%- endif -%}
+    {%- endif -%}
 {%- endmacro %}

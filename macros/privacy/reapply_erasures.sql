@@ -209,6 +209,53 @@ when matched then update set
         {%- for item in gdpr_lakehouse._settle_restores(ctx, items) -%}
             {%- do print('healed interrupted restore ' ~ item.restore_id ~ ' of ' ~ item.relation_name ~ ': ' ~ item.detail) -%}
         {%- endfor -%}
+        {%- do gdpr_lakehouse._sweep_erased(ctx, items[0].restore_id) -%}
     {%- endif -%}
     {{ return(items | length) }}
+{%- endmacro %}
+
+{#- After a heal: whatever ran while the restore was unsettled (a snapshot, a build) may
+    have copied the resurrected subjects elsewhere. One query counts erased subjects'
+    rows in every relation of the plan; where there are any, they are erased again
+    (tagged reapply_erasure with the restore id). -#}
+{% macro _sweep_erased(ctx, restore_id) -%}
+    {%- set steps = [] -%}
+    {%- for step in gdpr_lakehouse._erasure_steps_by_node().values()
+          if adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is not none -%}
+        {%- do steps.append(step) -%}
+    {%- endfor -%}
+    {%- set checks = [] -%}
+    {%- for step in steps -%}
+        {%- do checks.append("select " ~ loop.index0 ~ " as position, count(*) as left_rows from " ~ step.relation
+            ~ " as target where target." ~ adapter.quote(step.key) ~ " in (select erase_key from ("
+            ~ gdpr_lakehouse._erased_keys_sql(step, ctx) ~ ") as erased)") -%}
+    {%- endfor -%}
+    {%- for row in (run_query(checks | join('\nunion all\n')) if checks else []) if row[1] | int > 0 -%}
+        {%- set step = steps[row[0] | int] -%}
+        {%- do log('healing: ' ~ step.relation_name ~ ' held ' ~ row[1] ~ ' row(s) of erased subjects copied while restore '
+            ~ restore_id ~ ' was unsettled; erased again', info=true) -%}
+        {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='reapply_erasure', extra={'restore_id': restore_id})) -%}
+        {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._erased_keys_sql(step, ctx))) -%}
+        {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+        {%- if not result.done -%}
+            {%- do exceptions.raise_compiler_error("healing restore " ~ restore_id ~ ": " ~ step.relation_name
+                ~ ": every attempt to erase the copied rows lost a write conflict; run the command again") -%}
+        {%- endif -%}
+    {%- endfor -%}
+{%- endmacro %}
+
+{#- on-run-start of every dbt run, build, snapshot, seed and test: a restore_version that
+    died between its RESTORE and the re-erasure is healed before anything reads the
+    restored table (a snapshot would copy the resurrected subjects). Nothing to do on a
+    lakehouse without a restore log yet. -#}
+{% macro heal_before_run() -%}
+    {%- if execute -%}
+        {%- set node = graph.nodes['model.' ~ project_name ~ '.privacy_restore_log'] -%}
+        {%- set log_relation = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
+        {%- if log_relation is not none and gdpr_lakehouse.scalar_query(
+              "select count(*) from " ~ log_relation ~ " where status = 'restoring'", 0) | int > 0 -%}
+            {%- do gdpr_lakehouse.heal_interrupted_restores(gdpr_lakehouse._restore_context()) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('') }}
 {%- endmacro %}

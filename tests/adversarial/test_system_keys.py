@@ -92,7 +92,9 @@ def test_a_duplicated_system_key_stops_the_build(
     pick one). Guarantee: the build stops; nothing is ingested under either key."""
     table = _system_key_table(spark)
     before = _version(spark, table)
-    spark.sql(f"insert into {table} select key_name, unhex(sha2(key_name, 256)), created_at from {table}")
+    spark.sql(
+        f"insert into {table} select key_name, unhex(sha2(key_name, 256)), created_at from {table}"
+    )
     try:
         success, errors = dbt.invoke_errors("run", "--select", "bronze_encounters")
         assert not success, "dbt run passed with two tombstone keys"
