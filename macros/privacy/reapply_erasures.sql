@@ -187,7 +187,7 @@ when matched then update set
         {#- read back from a table anyone with write access could have changed: checked
             before any of it reaches SQL -#}
         {%- if not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', row[0] | string)
-              or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}\.[A-Za-z_][A-Za-z0-9_]{0,127}$', row[1] | string) -%}
+              or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', row[1] | string) -%}
             {%- do exceptions.raise_compiler_error(ctx.restore_log ~ " holds an unsettled restore that restore_version did not write (restore_id "
                 ~ (row[0] | string)[:40] ~ ", relation " ~ (row[1] | string)[:80] ~ "); nothing was run. Fix or remove that row by hand") -%}
         {%- endif -%}

@@ -20,7 +20,7 @@
     {%- set keys = keys or ref('privacy_system_keys') -%}
     (select case when count(*) = 1 then max(key_value)
                  else raise_error(concat('{{ keys }} holds ', cast(count(*) as string),
-                     ' tombstone keys; exactly one is needed to recognise erased subjects. Nothing was written. '
+                     ' tombstone keys, and exactly one is needed to recognise erased subjects. Nothing was written. '
                      'Recover the key: RESTORE TABLE {{ keys }} TO VERSION AS OF <v> (DESCRIBE HISTORY {{ keys }})'))
             end
      from {{ keys }} where key_name = 'tombstone')

@@ -53,7 +53,7 @@ def test_both_builds_pass_every_node(built: dict) -> None:
         assert len(statuses) > 60, "dbt build selected too little"
         bad = {uid: s for uid, s in statuses.items() if s not in {"success", "pass", "warn"}}
         assert not bad
-    assert len(built["relations"]) == 28
+    assert len(built["relations"]) == 29
 
 
 def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) -> None:
@@ -146,10 +146,10 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
             cast(b.email_enc as string) as stored_text,
             cast(aes_decrypt(b.email_enc, k.data_key, 'GCM') as string) as opened,
             l.email as plaintext,
-            try_aes_decrypt(b.email_enc, other.data_key, 'GCM') as opened_with_other_key
+            try_aes_decrypt(b.email_enc, other.key_value, 'GCM') as opened_with_other_key
         from bronze.patients b
         join privacy.subject_keys k on k.subject_id = b.patient_id
-        join privacy.subject_keys other on other.subject_id = '__tombstone__'
+        join privacy.system_keys other on other.key_name = 'tombstone'
         join landing.patients l on l.patient_id = b.patient_id and l._op = 'insert'
         where b.patient_id = 'P0000003'
         """
@@ -299,8 +299,8 @@ def test_tombstoned_subject_is_never_reingested(
     subject = "P0000007"
     spark.sql(
         "insert into privacy.erasure_tombstones "
-        f"select sha2(concat(data_key, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
-        "current_timestamp(), 'patient', null from privacy.subject_keys where subject_id = '__tombstone__'"
+        f"select sha2(concat(key_value, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
+        "current_timestamp(), 'patient', null from privacy.system_keys where key_name = 'tombstone'"
     )
     spark.sql(f"delete from privacy.subject_keys where subject_id = '{subject}'")
     spark.sql(f"delete from bronze.patients where patient_id = '{subject}'")

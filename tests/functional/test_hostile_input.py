@@ -42,7 +42,7 @@ CATALOGUE = [
     ("request_erasure", {"subject_ids": ["P1\u202e"]}, "is not a subject id"),
     ("request_erasure", {"subject_ids": ["x" * 65]}, "is not a subject id"),
     ("request_erasure", {"subject_ids": [f"P{i:07d}" for i in range(10_001)]}, "at most 10000"),
-    ("request_erasure", {"subject_ids": [ID, "__tombstone__"]}, "is not a subject id"),
+    ("request_erasure", {"subject_ids": [ID, "__tombstone__"]}, "is reserved"),
     ("request_erasure", {"subject_ids": [ID], "reason": "two\nlines"}, "reason"),
     ("request_erasure", {"subject_ids": [ID], "reason": "   "}, "reason"),
     ("request_erasure", {"subject_ids": [ID], "reason": "r" * 301}, "1 to 300 characters"),

@@ -29,6 +29,12 @@ def test_every_delta_node_carries_the_baseline(manifest: dict) -> None:
             assert vault["delta.enableChangeDataFeed"] == "false"
             assert vault["delta.deletedFileRetentionDuration"] == "interval 1 hours"
             continue
+        if relation.privacy.get("role") == "system":
+            # the lakehouse's own keys: out of change data, 30 days of history to recover
+            keys = node["config"]["tblproperties"]
+            assert keys["delta.enableChangeDataFeed"] == "false"
+            assert keys["delta.deletedFileRetentionDuration"] == "interval 30 days"
+            continue
         if relation.privacy.get("role") == "audit":
             # the audit log is not audited (no CDF) and only ever appended to
             audit = node["config"]["tblproperties"]
@@ -43,6 +49,7 @@ def test_every_delta_node_carries_the_baseline(manifest: dict) -> None:
 def test_keys_and_history_are_never_rebuilt(manifest: dict) -> None:
     for name in (
         "privacy_subject_keys",
+        "privacy_system_keys",
         "privacy_erasure_tombstones",
         "gold_encounters_monthly",
         "gold_clicks_hourly",
