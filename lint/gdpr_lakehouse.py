@@ -60,10 +60,15 @@ def _environment() -> jinja2.Environment:
 def _load() -> None:
     env = _environment()
     for path in sorted((_ROOT / "macros").rglob("*.sql")):
-        module = env.from_string(path.read_text()).make_module()
-        for name in dir(module):
+        # every macro of the file, the private `_name` ones too (a template module
+        # exports only public names)
+        template = env.from_string(path.read_text())
+        context = template.new_context()
+        for _ in template.root_render_func(context):
+            pass
+        for name, value in context.vars.items():
             if not name.startswith("__"):
-                _MACROS[name] = getattr(module, name)
+                _MACROS[name] = value
 
 
 def __getattr__(name: str) -> Any:

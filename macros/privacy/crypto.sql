@@ -56,17 +56,17 @@
     {%- set asked = gdpr_lakehouse._flag_var('key_envelope') -%}
     {#- parse, and `dbt compile` (which writes nothing and may run offline, as the unit
         tests of the Databricks macros do), render with the var alone -#}
-    {%- if not execute or flags.WHICH not in ('run', 'build', 'test', 'seed', 'snapshot', 'run-operation', 'retry') -%}
+    {%- set recorded = gdpr_lakehouse._recorded_key_envelope()
+        if execute and flags.WHICH in ('run', 'build', 'test', 'seed', 'snapshot', 'run-operation', 'retry') else none -%}
+    {%- if recorded is none -%}
         {{ return(asked or false) }}
-    {%- endif -%}
-    {%- set recorded = gdpr_lakehouse._recorded_key_envelope() -%}
-    {%- if recorded is none -%}{{ return(asked or false) }}{%- endif -%}
-    {%- if asked is not none and asked != recorded -%}
+    {%- elif asked is not none and asked != recorded -%}
         {%- do exceptions.raise_compiler_error("var key_envelope is " ~ (asked | string | lower) ~ " but this lakehouse's vault was made with key_envelope "
             ~ (recorded | string | lower) ~ " (recorded on privacy.subject_keys as gdpr_lakehouse.key_envelope); nothing was run. "
             ~ "Drop the var: every command reads the mode from the vault") -%}
+    {%- else -%}
+        {{ return(recorded) }}
     {%- endif -%}
-    {{ return(recorded) }}
 {%- endmacro %}
 
 {#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by). -#}
@@ -133,11 +133,13 @@
     accepted: a quoted "false" is truthy in Jinja and would turn a switch on. -#}
 {% macro _flag_var(name, default=none) -%}
     {%- set value = var(name, none) -%}
-    {%- if value is none -%}{{ return(default) }}{%- endif -%}
-    {%- if value is not sameas true and value is not sameas false -%}
+    {%- if value is none -%}
+        {{ return(default) }}
+    {%- elif value is not sameas true and value is not sameas false -%}
         {%- do exceptions.raise_compiler_error("var " ~ name ~ " is " ~ (value | tojson)[:40] ~ "; it must be true or false (unquoted)") -%}
+    {%- else -%}
+        {{ return(value) }}
     {%- endif -%}
-    {{ return(value) }}
 {%- endmacro %}
 
 {% macro _kek() -%}

@@ -50,6 +50,10 @@
     stop: a new key would not match one tombstone, and every erased subject still in
     landing would come back. -#}
 {% macro check_system_keys(existing) -%}
+    {%- if execute -%}{{ return(gdpr_lakehouse._check_system_keys(existing)) }}{%- endif -%}
+{%- endmacro %}
+
+{% macro _check_system_keys(existing) -%}
     {%- set tombstones = adapter.get_relation(database=none, schema=ref('privacy_erasure_tombstones').schema,
         identifier=ref('privacy_erasure_tombstones').identifier) -%}
     {%- if existing is not none -%}

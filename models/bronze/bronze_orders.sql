@@ -9,12 +9,12 @@ with events as (
 
 final as (
     select
-        order_id,
+        events.order_id,
         {{ gdpr_lakehouse.unless_tombstoned('events.user_id') }} as user_id,
-        amount,
-        ordered_at,
-        _op as source_op,
-        _source_ts as source_updated_at,
+        events.amount,
+        events.ordered_at,
+        events._op as source_op,
+        events._source_ts as source_updated_at,
         current_timestamp() as ingested_at
     from events
 )

@@ -19,7 +19,7 @@
     it is taken from the vault's reserved row.
 -#}
 -- depends_on: {{ ref('privacy_erasure_tombstones') }}
-{%- set legacy = gdpr_lakehouse.check_system_keys(this if is_incremental() else none) if execute else none -%}
+{%- set legacy = gdpr_lakehouse.check_system_keys(this if is_incremental() else none) -%}
 
 {% if is_incremental() %}
 select
@@ -32,8 +32,11 @@ with minted as (
     select
         'tombstone' as key_name,
         {% if legacy -%}
-        (select {{ gdpr_lakehouse.unwrap_key('data_key') }} from {{ legacy }}
-         where subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}')
+        (
+            select {{ gdpr_lakehouse.unwrap_key('legacy.data_key') }}
+            from {{ legacy }} as legacy
+            where legacy.subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}'
+        )
         {%- else -%}
         {{ gdpr_lakehouse.new_data_key("'tombstone'") }}
         {%- endif %} as key_value,
