@@ -35,9 +35,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The audit suite last: it audits the lakehouse every other suite has ingested
-    into, erased from, restored and purged (a stable sort keeps every other order)."""
-    items.sort(key=lambda item: item.path.name == "test_audit.py")
+    """The adversarial catalogue after the functional suites (it attacks whatever
+    lakehouse they leave, and its erasures must not change the counts they assert),
+    the audit suite last: it audits the lakehouse every other suite has ingested into,
+    erased from, restored and purged (a stable sort keeps every other order)."""
+    items.sort(
+        key=lambda item: (item.path.name == "test_audit.py", "adversarial" in item.path.parts)
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
