@@ -96,3 +96,16 @@ class DbtProject:
 def latest_versions(tables: list[Path]) -> dict[str, int]:
     """Each table's newest Delta version, read from its _delta_log (-1: no table)."""
     return {str(table): max(commit_files(table), default=-1) for table in tables}
+
+
+def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
+    """Land batch 1 and `dbt build`, unless an earlier suite of the session already
+    built the lakehouse (then only parse, for a fresh manifest)."""
+    from python_jobs import generate
+
+    tables = ("bronze.patients", "bronze.orders", "privacy.erasure_requests")
+    if all(spark.catalog.tableExists(table) for table in tables):
+        dbt.invoke("parse")
+    else:
+        generate.main(["--patients", str(patients), "--batch", "1"])
+        dbt.invoke("build")

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, build_once
 
 PATIENTS = 120
 
@@ -23,12 +22,6 @@ PATIENTS = 120
 @pytest.fixture(scope="package")
 def tables(dbt: DbtProject, spark: SparkSession, lakehouse_dir: Path) -> list[Path]:
     """The folder of every Delta relation the graph declares, after a build if needed."""
-    if not spark.catalog.tableExists("bronze.orders") or not spark.catalog.tableExists(
-        "privacy.erasure_requests"
-    ):
-        generate.main(["--patients", str(PATIENTS), "--batch", "1"])
-        dbt.invoke("build")
-    else:
-        dbt.invoke("parse")
+    build_once(dbt, spark, PATIENTS)
     warehouse = lakehouse_dir / "warehouse"
     return [relation.path(warehouse) for relation in delta_relations(dbt.manifest())]

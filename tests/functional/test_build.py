@@ -67,6 +67,11 @@ def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) ->
             assert props["delta.deletedFileRetentionDuration"] == "interval 1 hours"
             assert "data_key" not in props["delta.dataSkippingStatsColumns"].split(",")
             continue
+        if relation.privacy.get("role") == "system":
+            assert props["delta.enableChangeDataFeed"] == "false"
+            assert props["delta.enableDeletionVectors"] == "false"
+            assert props["delta.deletedFileRetentionDuration"] == "interval 30 days"
+            continue
         if relation.privacy.get("role") == "audit":
             assert props["delta.enableChangeDataFeed"] == "false"
             assert props["delta.appendOnly"] == "true"

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import generate, purge
 from python_jobs.relations import DeltaRelation, delta_relations
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, build_once
 
 pytestmark = pytest.mark.functional
 
@@ -115,13 +115,7 @@ class _Stream:
 
 @pytest.fixture(scope="module")
 def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
-    if not spark.catalog.tableExists("bronze.patients") or not spark.catalog.tableExists(
-        "privacy.erasure_requests"
-    ):
-        generate.main(["--patients", str(PATIENTS), "--batch", "1"])
-        dbt.invoke("build")
-    else:
-        dbt.invoke("parse")
+    build_once(dbt, spark, PATIENTS)
     relations = delta_relations(dbt.manifest())
     return {"relations": relations, "plan": _plan(relations)}
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject, latest_versions
+from tests.dbt_harness import DbtProject, build_once, latest_versions
 
 pytestmark = pytest.mark.functional
 
@@ -185,11 +184,7 @@ CATALOGUE = [
 
 @pytest.fixture(scope="module")
 def tables(dbt: DbtProject, spark: SparkSession, lakehouse_dir: Path) -> list[Path]:
-    if not spark.catalog.tableExists("privacy.erasure_requests"):
-        generate.main(["--patients", "120", "--batch", "1"])
-        dbt.invoke("build")
-    else:
-        dbt.invoke("parse")
+    build_once(dbt, spark)
     warehouse = lakehouse_dir / "warehouse"
     return [relation.path(warehouse) for relation in delta_relations(dbt.manifest())]
 
