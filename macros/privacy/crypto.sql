@@ -2,8 +2,9 @@
     Crypto-shredding primitives. Every direct identifier is stored encrypted (AES-256-GCM,
     a fresh random IV per value) with its subject's own data key from the vault
     (privacy.subject_keys); pseudonyms are keyed hashes of the subject id under the same
-    key. Deleting the key makes every copy of the subject's data that history still
-    holds unreadable and unlinkable at once. No key material is ever written into SQL:
+    key. Deleting the key makes every encrypted copy of the subject's data that history
+    still holds unreadable at once (older versions of bronze keep the raw id until the
+    purge job has run). No key material is ever written into SQL:
     keys are joined from the vault, and the optional key-encryption key is read by Spark
     from the environment (${env:...} substitution), never by dbt. Spark reads it there
     for any SQL: on the local and thrift targets this is no security boundary (README,
