@@ -5,9 +5,11 @@
     key. Deleting the key makes every encrypted copy of the subject's data that history
     still holds unreadable at once (older versions of bronze keep the raw id until the
     purge job has run). No key material is ever written into SQL:
-    keys are joined from the vault, and the optional key-encryption key is read by Spark
-    from the environment (${env:...} substitution), never by dbt. Spark reads it there
-    for any SQL: on the local and thrift targets this is no security boundary (README,
+    keys are joined from the vault, and the optional key-encryption key is read by the
+    engine at query time (java.lang.System.getenv; secret() on Databricks), never by
+    dbt and never substituted into SQL text, so no statement, view text, log or error
+    message holds it. Any SQL session of a process that holds the KEK can read it the
+    same way: on the local and thrift targets this is no security boundary (README,
     "Who can read what").
 #}
 
@@ -39,9 +41,17 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro unwrap_key(stored_expr) -%}
+{#- required=false for a view that consumers query: where their process has no KEK the
+    keys read as NULL (identifiers masked or NULL) instead of failing the query. The
+    pipeline's own statements keep required=true: a missing KEK stops them, it never
+    encrypts with a NULL key. -#}
+{% macro unwrap_key(stored_expr, required=true) -%}
     {%- if gdpr_lakehouse.key_envelope() -%}
-        aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM')
+        {%- if required -%}
+            aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM')
+        {%- else -%}
+            try_aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }}, 'GCM')
+        {%- endif -%}
     {%- else -%}
         {{ stored_expr }}
     {%- endif -%}
@@ -143,26 +153,43 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro _kek() -%}
-    {{ return(adapter.dispatch('_kek', 'gdpr_lakehouse')()) }}
+{#- The key-encryption key as a binary expression, read by the engine when the statement
+    runs. required (the pipeline's statements): a missing KEK raises. Otherwise (the
+    masked views, queried by consumers) it is NULL where the reading process has none. -#}
+{% macro _kek(required=true) -%}
+    {{ return(adapter.dispatch('_kek', 'gdpr_lakehouse')(required)) }}
 {%- endmacro %}
 
-{% macro default___kek() -%}
+{#- Spark, local or thrift: the environment variable named by var kek_env_var, read by
+    java_method in each Spark process that evaluates the statement (the driver locally;
+    on a cluster the executors too, so every worker's environment must hold it). Never
+    `${env:...}`: substitution would put the key into the statement's text, and from
+    there into view text in the metastore, logs and error messages. The profiles turn
+    substitution off (spark.sql.variable.substitute). -#}
+{% macro default___kek(required=true) -%}
     {%- set name = var('kek_env_var', 'LAKEHOUSE_KEK') -%}
     {%- if not modules.re.match('^[A-Z][A-Z0-9_]{0,63}$', name) -%}
         {%- do exceptions.raise_compiler_error("var kek_env_var " ~ name[:64] ~ " must be an environment variable name (A-Z, 0-9, _)") -%}
     {%- endif -%}
-    {%- if execute and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
+    {%- if execute and required and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
         {%- do exceptions.raise_compiler_error("key_envelope is on but the environment variable " ~ name
             ~ " is not a 256-bit key in hex (64 characters); set it or turn key_envelope off") -%}
     {%- endif -%}
-    unhex('${env:{{ name }}}')
+    {%- set read = "unhex(java_method('java.lang.System', 'getenv', '" ~ name ~ "'))" -%}
+    {%- if required -%}
+        coalesce({{ read }}, raise_error('the key-encryption key is not in the environment variable {{ name }} of this Spark process; nothing was written'))
+    {%- else -%}
+        {{ read }}
+    {%- endif -%}
 {%- endmacro %}
 
 {#- Databricks: the key-encryption key is a secret in a secret scope (backed by Azure
     Key Vault), read by secret() inside the warehouse: never in SQL text, never in dbt's
-    process. Vars kek_secret_scope (default gdpr_lakehouse) and kek_secret_key (kek). -#}
-{% macro databricks___kek() -%}
+    process. Vars kek_secret_scope (default gdpr_lakehouse) and kek_secret_key (kek).
+    secret() is checked against the principal running the query; the masked views use
+    try_secret(), so a consumer without READ on the scope gets masked values, not an
+    error. -#}
+{% macro databricks___kek(required=true) -%}
     {%- set scope = var('kek_secret_scope', 'gdpr_lakehouse') | string -%}
     {%- set key = var('kek_secret_key', 'kek') | string -%}
     {%- for name, value in [('kek_secret_scope', scope), ('kek_secret_key', key)] -%}
@@ -171,7 +198,7 @@
                 ~ " is not a secret scope or key name: allowed are letters, digits, _ . - (128 at most)") -%}
         {%- endif -%}
     {%- endfor -%}
-    unhex(secret('{{ scope }}', '{{ key }}'))
+    unhex({{ 'secret' if required else 'try_secret' }}('{{ scope }}', '{{ key }}'))
 {%- endmacro %}
 
 {#- AES-256-GCM with the subject's key; NULL stays NULL. -#}

@@ -56,6 +56,13 @@ def test_the_key_encryption_key_is_a_secret_never_in_sql(databricks: DbtProject)
         "{key_envelope: true, kek_secret_scope: kv-hospital, kek_secret_key: lakehouse-kek}",
     )
     assert sql == "aes_decrypt(stored, unhex(secret('kv-hospital', 'lakehouse-kek')), 'GCM')"
+    # the masked views: a consumer without READ on the scope gets masked values
+    sql = _render(
+        databricks,
+        "{{ gdpr_lakehouse.unwrap_key('stored', required=false) }}",
+        "{key_envelope: true}",
+    )
+    assert sql == "try_aes_decrypt(stored, unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM')"
 
 
 @pytest.mark.parametrize(

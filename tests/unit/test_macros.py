@@ -93,11 +93,24 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
         "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}",
     )
     sql = result.result.results[0].node.compiled_code.strip()
-    assert sql == (
-        "aes_encrypt(k, unhex('${env:LAKEHOUSE_KEK}'), 'GCM') | "
-        "aes_decrypt(k, unhex('${env:LAKEHOUSE_KEK}'), 'GCM')"
+    read = "unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK'))"
+    required = (
+        f"coalesce({read}, raise_error('the key-encryption key is not in the environment "
+        "variable LAKEHOUSE_KEK of this Spark process; nothing was written'))"
     )
-    assert kek not in sql
+    assert sql == f"aes_encrypt(k, {required}, 'GCM') | aes_decrypt(k, {required}, 'GCM')"
+    assert kek not in sql and "${" not in sql
+    # a view that consumers query: NULL keys where their process holds no KEK
+    result = dbt.invoke(
+        "compile",
+        "--no-populate-cache",
+        "--vars",
+        "{key_envelope: true}",
+        "--inline",
+        "{{ gdpr_lakehouse.unwrap_key('k', required=false) }}",
+    )
+    sql = result.result.results[0].node.compiled_code.strip()
+    assert sql == f"try_aes_decrypt(k, {read}, 'GCM')"
 
 
 def test_key_envelope_without_a_kek_is_a_clear_error(

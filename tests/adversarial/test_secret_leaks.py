@@ -1,0 +1,114 @@
+"""Attack class: reading the key-encryption key (KEK) of a lakehouse made with the envelope.
+
+With var key_envelope the vault's data keys are stored wrapped by a KEK that the
+engine reads from its environment. The KEK used to reach SQL through Spark's
+`${env:NAME}` substitution: substituted into every statement that wraps or unwraps a
+key, so stored for good in the masked views' text in the metastore (`SHOW CREATE
+TABLE` printed it), and readable by any query of the same session.
+
+Guarantees held here (one lakehouse made with the envelope, in its own process):
+- the KEK is in no file the lakehouse, dbt's target/ or its logs hold: not in the
+  metastore, not in a view's text, not in a Delta log, not in compiled SQL;
+- the masked views' stored text names the environment variable, never its value;
+- `${env:...}` in a table user's query (here `dbt show --inline`) is not substituted;
+- a PII reader who holds the KEK still reads clear values through the masked views.
+On local and thrift any SQL session of a process that holds the KEK can still call
+`java_method('java.lang.System', 'getenv', ...)` (the views read it so): README, "Who can
+read what".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dbt_harness import ROOT
+
+pytestmark = pytest.mark.functional
+
+KEK = "5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7"
+
+
+@pytest.fixture(scope="module")
+def envelope(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    """(the probe's state folder, what the probe returned)."""
+    state = tmp_path_factory.mktemp("envelope")
+    env = {
+        **os.environ,
+        "LAKEHOUSE_DIR": str(state / "lakehouse"),
+        "DBT_TARGET_PATH": str(state / "target"),
+        "DBT_LOG_PATH": str(state / "logs"),
+        "LAKEHOUSE_KEK": KEK,
+        "SPARK_USER": "dpo_probe",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.adversarial.envelope_probe"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+    assert lines, f"the probe printed nothing (exit {done.returncode}):\n{done.stderr[-3000:]}"
+    result = json.loads(lines[-1][len("PROBE ") :])
+    assert "error" not in result, result["error"]
+    yield state, result
+
+
+def _files_holding(root: Path, needles: list[bytes]) -> list[str]:
+    found = []
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            if any(needle in data for needle in needles):
+                found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_the_kek_is_in_no_file_of_the_lakehouse_target_or_logs(
+    envelope: tuple[Path, dict],
+) -> None:
+    """Attack: read the metastore, the warehouse, target/ or logs/ for the KEK (as hex in
+    either case, as UTF-16 text, or as its 32 raw bytes). Guarantee: found nowhere."""
+    state, _ = envelope
+    needles = [
+        KEK.encode(),
+        KEK.upper().encode(),
+        KEK.encode("utf-16-le"),
+        KEK.upper().encode("utf-16-le"),
+        bytes.fromhex(KEK),
+    ]
+    assert (state / "lakehouse" / "metastore_db").is_dir()
+    assert _files_holding(state, needles) == []
+
+
+def test_the_masked_views_name_the_variable_not_the_key(envelope: tuple[Path, dict]) -> None:
+    """Attack: `SHOW CREATE TABLE privacy.patients_masked`. Guarantee: the stored text
+    reads the KEK from the environment at query time; it holds no key."""
+    _, result = envelope
+    for view, text in result["view_text"].items():
+        assert KEK not in text.lower(), f"{view} stores the KEK"
+        assert "LAKEHOUSE_KEK" in text, f"{view} does not read the KEK at query time:\n{text}"
+
+
+def test_spark_substitution_does_not_reach_the_kek(envelope: tuple[Path, dict]) -> None:
+    """Attack: `dbt show --inline "select '${env:LAKEHOUSE_KEK}'"` in the pipeline's own
+    session. Guarantee: the text comes back as written, never the KEK."""
+    _, result = envelope
+    assert result["show"] == [["${env:LAKEHOUSE_KEK}"]]
+
+
+def test_a_pii_reader_with_the_kek_still_reads_clear_values(envelope: tuple[Path, dict]) -> None:
+    """Guarantee kept while closing the leaks: the masked views decrypt for a PII reader
+    whose process holds the KEK."""
+    _, result = envelope
+    assert result["patients"] > 0
+    assert result["names_revealed"] == result["patients"]
+    assert result["emails_revealed"] == result["patients"]
