@@ -49,6 +49,7 @@ def _environment() -> jinja2.Environment:
             "ref": lambda *parts, **kwargs: parts[-1],
             "source": lambda source, table: f"{source}.{table}",
             "this": "this_relation",
+            "target": SimpleNamespace(type="spark", name="local", schema="default"),
             "execute": False,
             "is_incremental": lambda: False,
             "gdpr_lakehouse": __import__(__name__),

@@ -24,11 +24,16 @@
 {%- endmacro %}
 
 {% macro databricks__is_pii_reader() -%}
+    is_account_group_member('{{ gdpr_lakehouse.pii_reader_group() }}')
+{%- endmacro %}
+
+{#- var pii_reader_group (Databricks), validated: it reaches SQL and GRANT statements. -#}
+{% macro pii_reader_group() -%}
     {%- set group = var('pii_reader_group', 'pii_readers') | string -%}
     {%- if not modules.re.match('^[A-Za-z0-9_.@ -]{1,128}$', group) -%}
         {%- do exceptions.raise_compiler_error("pii_reader_group " ~ group[:64] ~ " is not a group name") -%}
     {%- endif -%}
-    is_account_group_member('{{ group }}')
+    {{ return(group) }}
 {%- endmacro %}
 
 {#- A PII column for a masked view: decrypted for PII readers, else the mask

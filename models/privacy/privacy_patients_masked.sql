@@ -1,4 +1,4 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', meta={'audience': 'consumers'}, grants=gdpr_lakehouse.consumer_grants()) }}
 
 {#- Consumers read patients here: identifiers decrypted only for a PII reader
     (macro is_pii_reader), masked for everyone else; shredded keys read as null. -#}

@@ -1,4 +1,4 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', meta={'audience': 'consumers'}, grants=gdpr_lakehouse.consumer_grants()) }}
 
 {#- Consumers read users here: identifiers decrypted only for a PII reader. -#}
 with users as (

@@ -112,3 +112,81 @@ def test_the_cluster_metastore_renders_a_network_derby(monkeypatch: pytest.Monke
     assert "derbyclient" in cluster["spark.driver.extraClassPath"]
     assert jars.missing(jars.cluster_artifacts()) == [], "run `make setup`"
     assert project.profile_target("thrift")["method"] == "thrift"
+
+
+def _grants(project_: DbtProject) -> dict[str, dict]:
+    return {
+        node["name"]: node["config"].get("grants") or {}
+        for node in project_.manifest()["nodes"].values()
+        if node["resource_type"] in ("model", "seed", "snapshot")
+        and node["config"].get("materialized") != "ephemeral"
+    }
+
+
+def test_consumers_are_granted_only_gold_and_the_masked_views(databricks: DbtProject) -> None:
+    """Attack class: access control that is only cosmetic. On Databricks dbt grants
+    SELECT per layer: consumer groups read gold and the masked views; every other
+    relation (bronze, silver, the vault, the control tables, audit, snapshots, seeds)
+    is granted to nobody, so dbt revokes any direct grant a person added by hand and
+    only the pipeline's principal (the owner) reads it."""
+    databricks.invoke(
+        "parse", "--target", "databricks",
+        "--vars", "{consumer_groups: [analysts, finance], pii_reader_group: clinicians}",
+    )  # fmt: skip
+    grants = _grants(databricks)
+    published = {name for name, grant in grants.items() if grant.get("select")}
+    assert published == {name for name in grants if name.startswith("gold_")} | {
+        "privacy_patients_masked",
+        "privacy_users_masked",
+    }
+    assert grants["gold_patients_by_city"] == {"select": ["analysts", "finance"]}
+    assert grants["privacy_patients_masked"] == {"select": ["analysts", "finance", "clinicians"]}
+    for name in ("bronze_patients", "silver_patients", "privacy_subject_keys",
+                 "privacy_system_keys", "privacy_erasure_requests", "audit_change_log"):  # fmt: skip
+        assert grants[name] == {"select": []}, name
+    assert all(grant == {"select": []} for name, grant in grants.items() if name not in published)
+
+
+def test_grants_are_databricks_only(dbt: DbtProject) -> None:
+    """Open-source Spark has no SHOW GRANTS: on local and thrift no grants are
+    configured (there is no security boundary there; README, "Who can read what")."""
+    dbt.invoke("parse")
+    assert set(map(json.dumps, _grants(dbt).values())) == {"{}"}
+
+
+def test_a_pii_relation_granted_to_a_consumer_fails_compliance(databricks: DbtProject) -> None:
+    """The compliance check asks Unity Catalog (information_schema.table_privileges,
+    inherited grants included) for any privilege a consumer group or the PII reader
+    group holds on a relation outside gold and the masked views; a row is a failure."""
+    sql = _render(
+        databricks,
+        "{{ gdpr_lakehouse.consumer_grants_on_restricted_sql() }}",
+        "{consumer_groups: [analysts], pii_reader_group: clinicians}",
+    )
+    assert "from system.information_schema.table_privileges" in sql
+    assert "grantee in ('analysts', 'clinicians')" in sql
+    for relation in ("'main.bronze.patients'", "'main.privacy.subject_keys'",
+                     "'main.silver.patients'", "'main.snapshots.patients'"):  # fmt: skip
+        assert relation in sql, relation
+    for published in ("'main.gold.patients_by_city'", "'main.privacy.patients_masked'"):
+        assert published not in sql, published
+
+
+@pytest.mark.parametrize(
+    "vars_",
+    [
+        '{consumer_groups: ["a`; drop table x; --"]}',
+        "{consumer_groups: []}",
+        "{consumer_groups: analysts}",
+    ],
+    ids=["backtick", "empty", "not-a-list"],
+)
+def test_consumer_groups_must_be_a_list_of_group_names(
+    databricks: DbtProject, vars_: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = databricks.invoke(
+        "compile", "--no-populate-cache", "--target", "databricks", "--vars", vars_,
+        "--inline", "{{ gdpr_lakehouse.consumer_grants_on_restricted_sql() }}", expect_success=False,
+    )  # fmt: skip
+    assert not result.success
+    assert "consumer_groups" in str(result.exception) + capsys.readouterr().out
