@@ -26,8 +26,9 @@ Each residue says where (area, relation, file, file kind), what (which needle, w
 column or log action, how many rows), and a verdict:
     readable     plaintext, an identifier, the key, or ciphertext whose key still exists
     unreadable   ciphertext whose key is gone (crypto-shredded)
-    retained     an identifier kept on purpose by a relation whose contract says so
-                 (meta.privacy role: control: the request log, the tombstones)
+    retained     the subject id kept on purpose by a privacy control table (the record
+                 of the request); its pseudonym there is readable (it links the id to
+                 the subject's history)
 and, for rows of live data files, whether a query can still reach them (a deletion
 vector may mark a row deleted in a file the table still references).
 
@@ -614,7 +615,9 @@ def _verdict(place: Area, needle: Needle, key_found: bool) -> str:
     if needle.kind == "ciphertext":
         return "readable" if key_found else "unreadable"
     privacy = place.relation.privacy if place.relation else {}
-    if needle.kind in ("subject_id", "pseudonym") and privacy.get("role") == "control":
+    # a control table keeps the subject id as the record of the request (accountability);
+    # the pseudonym there would map that id to the subject's history: readable
+    if needle.kind == "subject_id" and privacy.get("role") == "control":
         return "retained"
     return "readable"
 

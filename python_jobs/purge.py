@@ -72,12 +72,17 @@ class PurgeResult:
 
 
 def pii_relations(relations: list[DeltaRelation]) -> list[DeltaRelation]:
-    """The relations that hold subjects' data (the vault too: its purge is idempotent)."""
+    """The relations that hold subjects' data (the vault too: its purge is idempotent),
+    and the privacy control tables: a request held the subject's pseudonym while it was
+    being erased, and their history must not outlive the data's."""
     return [
         relation
         for relation in relations
-        if relation.privacy.get("subject_key")
-        and relation.privacy.get("on_erasure") in ("delete", "anonymize")
+        if (
+            relation.privacy.get("subject_key")
+            and relation.privacy.get("on_erasure") in ("delete", "anonymize")
+        )
+        or relation.privacy.get("role") == "control"
     ]
 
 

@@ -317,7 +317,8 @@ select
     ) as gone) as rows_gone,
     {%- if step %}
     (select count(*) from {{ then_rel }} as target
-     where target.{{ adapter.quote(step.key) }} in (select erase_key from ({{ gdpr_lakehouse._erased_keys_sql(step, ctx) }}) as erased)) as rows_reerase
+     where target.{{ adapter.quote(step.key) }} in (select erase_key from ({{ gdpr_lakehouse._erased_keys_sql(step, ctx,
+        'select distinct ' ~ adapter.quote(step.key) ~ ' as erase_key from ' ~ then_rel) }}) as erased)) as rows_reerase
     {%- else %}
     cast(0 as bigint) as rows_reerase
     {%- endif %}

@@ -281,11 +281,12 @@ using (
     group by subject_id
 ) as erased
 on tombstones.subject_hash = erased.subject_hash
-when matched and tombstones.subject_pseudonym is null and erased.subject_pseudonym is not null then update set
-    subject_pseudonym = erased.subject_pseudonym,
+when matched and tombstones.pseudonym_hash is null and erased.subject_pseudonym is not null then update set
+    pseudonym_hash = {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }},
     subject_type = erased.subject_type
-when not matched then insert (subject_hash, request_id, erased_at, subject_type, subject_pseudonym)
-values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, erased.subject_pseudonym)
+when not matched then insert (subject_hash, request_id, erased_at, subject_type, subject_pseudonym, pseudonym_hash)
+values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, null,
+        {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }})
 {%- endmacro %}
 
 {#- The batch as (request_id, erase_key) for one relation: the subject id or its

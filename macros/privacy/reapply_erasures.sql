@@ -7,22 +7,24 @@
     (rows from the commit's Change Data Feed) and in privacy.restore_log.
 #}
 
-{#- The erased subjects as (erase_key, request_id), in the key the relation uses. -#}
-{% macro _erased_keys_sql(step, ctx) -%}
-    {%- if step.key_kind == 'pseudonym' -%}
-select subject_pseudonym as erase_key, min(request_id) as request_id
-from {{ ctx.tombstones }}
-where subject_pseudonym is not null
-group by subject_pseudonym
-    {%- else -%}
-select requests.subject_id as erase_key, min(tombstones.request_id) as request_id
+{#- The erased subjects as (erase_key, request_id), in the key the relation uses: every
+    distinct key of `keys_sql` (default: the relation itself) whose hash under the
+    tombstone key is tombstoned (subject_hash for source ids, pseudonym_hash for
+    pseudonyms). Nothing that maps an id to its pseudonym is kept to do this. -#}
+{% macro _erased_keys_sql(step, ctx, keys_sql=none) -%}
+select present.erase_key, min(tombstones.request_id) as request_id
 from (
-    select distinct subject_id, {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash
-    from {{ ctx.requests }}
-) as requests
-inner join {{ ctx.tombstones }} as tombstones on requests.subject_hash = tombstones.subject_hash
-group by requests.subject_id
-    {%- endif -%}
+    {%- if keys_sql %}
+    {{ keys_sql }}
+    {%- else %}
+    select distinct {{ adapter.quote(step.key) }} as erase_key from {{ step.relation }}
+    where {{ adapter.quote(step.key) }} is not null
+    {%- endif %}
+) as present
+inner join {{ ctx.tombstones }} as tombstones
+    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }}
+        = {{ gdpr_lakehouse.tombstone_hash('present.erase_key', keys=ctx.system_keys) }}
+group by present.erase_key
 {%- endmacro %}
 
 {#- The erasure plan's steps by node id. -#}
@@ -121,7 +123,9 @@ using (
         from table_changes('{{ step.relation_name }}', {{ item.reapply_commit }}, {{ item.reapply_commit }})
         where _change_type in ('delete', 'update_preimage')
     ) as changes
-    inner join ({{ gdpr_lakehouse._erased_keys_sql(step, ctx) }}) as erased on changes.erase_key = erased.erase_key
+    inner join ({{ gdpr_lakehouse._erased_keys_sql(step, ctx, "select distinct " ~ adapter.quote(step.key)
+        ~ " as erase_key from table_changes('" ~ step.relation_name ~ "', " ~ item.reapply_commit ~ ", " ~ item.reapply_commit
+        ~ ") where _change_type in ('delete', 'update_preimage')") }}) as erased on changes.erase_key = erased.erase_key
     group by erased.request_id
     {{- '
     union all' if not loop.last }}
@@ -181,6 +185,7 @@ when matched then update set
     its restore log row `restoring`; re-apply the erasures to that relation now.
     Called first by restore_version and gdpr_erase. Returns the rows healed. -#}
 {% macro heal_interrupted_restores(ctx) -%}
+    {%- do gdpr_lakehouse.unlink_tombstones(ctx.tombstones, ctx.system_keys) -%}
     {%- set pending = run_query("select restore_id, relation, node from " ~ ctx.restore_log ~ " where status = 'restoring' order by started_at") -%}
     {%- set items = [] -%}
     {%- for row in pending -%}

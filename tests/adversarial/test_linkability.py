@@ -1,0 +1,114 @@
+"""Attack class: linking an erased person to the pseudonym that still keys their history.
+
+Silver, gold and the snapshot know a subject by a pseudonym; older versions of them
+hold it until the purge has run. The erasure's own records used to hand over the map:
+privacy.erasure_requests (raw subject id, request id) joined with
+privacy.erasure_tombstones (request id, the pseudonym in clear) on request_id, for
+good, and the forensic scan reported that map as `retained`.
+
+Guarantees held here:
+- once a request is complete, no row of any control table (requests, tombstones,
+  evidence, restore log, legal holds) holds the subject's pseudonym;
+- the tombstones never held it in clear in any file, current or historical: they keep
+  a hash of it under the tombstone key, and a restore re-erases by hashing each row's
+  key (tests/functional/test_restore.py proves the re-erasure);
+- the purge job rewrites and vacuums the control tables' history too, so the
+  pseudonym a request held while it was being erased does not outlive the data;
+- the forensic scan reports a subject's pseudonym found in a control table as
+  `readable` (a map from id to history), only the subject id as `retained`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import forensic_scan, purge
+from python_jobs.relations import delta_relations
+from tests.dbt_harness import DbtProject
+
+pytestmark = pytest.mark.functional
+
+CONTROL = (
+    "privacy.erasure_requests",
+    "privacy.erasure_tombstones",
+    "privacy.erasure_evidence",
+    "privacy.restore_log",
+    "privacy.legal_holds",
+)
+
+
+@pytest.fixture(scope="module")
+def erased(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> tuple[str, str]:
+    """(patient id, pseudonym) of a patient erased here, its pseudonym read before."""
+    row = spark.sql(
+        "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
+        "inner join silver.patients as patients on patients.patient_pseudonym = vault.subject_pseudonym "
+        "where vault.subject_id not in (select subject_id from privacy.erasure_requests) "
+        "order by vault.subject_id limit 1"
+    ).first()
+    assert row is not None, "no patient left to erase"
+    dbt.operation("gdpr_erase", {"subject_ids": [row[0]], "reason": "adversarial: linkability"})
+    status = spark.sql(
+        f"select status from privacy.erasure_requests where subject_id = '{row[0]}'"
+    ).first()[0]
+    assert status == "erased"
+    return row[0], row[1]
+
+
+def test_no_control_table_maps_the_erased_id_to_its_pseudonym(
+    erased: tuple[str, str], spark: SparkSession
+) -> None:
+    """Attack: join the request log with the tombstones on request_id (or read any
+    control table) for the erased id's pseudonym. Guarantee: no row holds it."""
+    _, pseudonym = erased
+    for table in CONTROL:
+        columns = [f"coalesce(cast(`{c}` as string), '')" for c in spark.table(table).columns]
+        found = spark.sql(
+            f"select count(*) from {table} where concat_ws('|', {', '.join(columns)}) like '%{pseudonym}%'"
+        ).first()[0]
+        assert found == 0, f"{table} maps the erased subject to its pseudonym"
+
+
+def test_the_tombstones_never_held_the_pseudonym_in_any_file(
+    erased: tuple[str, str], tables: list[Path]
+) -> None:
+    """Attack: read the tombstones' Parquet files, old versions and change data
+    included. Guarantee: the pseudonym is in none of them, before any purge."""
+    _, pseudonym = erased
+    folder = next(path for path in tables if path.name == "erasure_tombstones")
+    files = list(folder.rglob("*.parquet"))
+    assert files
+    for path in files:
+        table = pq.read_table(path)
+        for column in table.column_names:
+            values = table.column(column).to_pylist()
+            assert pseudonym not in [str(v) for v in values], f"{path.name}: {column}"
+
+
+def test_the_purge_rewrites_the_control_tables_history(dbt: DbtProject) -> None:
+    """Guarantee: the purge job's relations include every control table, so what a
+    request held while it was being erased goes with the data's history."""
+    targets = {relation.name for relation in purge.pii_relations(delta_relations(dbt.manifest()))}
+    assert {
+        "privacy_erasure_requests",
+        "privacy_erasure_tombstones",
+        "privacy_erasure_evidence",
+        "privacy_legal_holds",
+    } <= targets
+
+
+def test_the_scan_reports_a_pseudonym_in_a_control_table_as_readable(dbt: DbtProject) -> None:
+    """Attack on the proof: a control table that maps an id to a pseudonym reported as
+    `retained` reads as lawful. Guarantee: only the subject id itself is retained."""
+    requests = next(
+        r for r in delta_relations(dbt.manifest()) if r.name == "privacy_erasure_requests"
+    )
+    place = forensic_scan.Area("warehouse", Path("."), "privacy.erasure_requests", requests)
+    subject_id = forensic_scan.Needle("subject_id", "subject id", b"P0000001")
+    pseudonym = forensic_scan.Needle("pseudonym", "pseudonym", b"ab" * 32)
+    assert forensic_scan._verdict(place, subject_id, key_found=False) == "retained"
+    assert forensic_scan._verdict(place, pseudonym, key_found=False) == "readable"
