@@ -191,16 +191,15 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     assert "ERROR=0" in tests.stdout and "PASS=" in tests.stdout
 
 
-def test_down_stops_every_process(tmp_path: Path) -> None:
-    running = Cluster(tmp_path)
-    try:
-        running.python("python_jobs.cluster", "up")
-        status = running.python("python_jobs.cluster", "status")
-        assert status.stdout.count("running") == 4
-        again = running.python("python_jobs.cluster", "up")
-        assert "already up" in again.stdout
-    finally:
-        running.python("python_jobs.cluster", "down")
+def test_down_stops_every_process(cluster: Cluster) -> None:
+    """On the module's cluster, after the run above (one cluster start for both: each
+    start costs a Derby server, a master, a worker and a Thrift server)."""
+    running = cluster
+    status = running.python("python_jobs.cluster", "status")
+    assert status.stdout.count("running") == 4
+    again = running.python("python_jobs.cluster", "up")
+    assert "already up" in again.stdout
+    running.python("python_jobs.cluster", "down")
     ports = [int(running.env[k]) for k in ("SPARK_MASTER_PORT", "SPARK_THRIFT_PORT")]
     for port in ports:
         with socket.socket() as probe:
