@@ -470,7 +470,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m python_jobs.purge", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
-        "--request-id", help="purge only the relations this erasure request touched"
+        "--request-id",
+        help="purge only the relations this erasure request touched, and the control tables (they held its pseudonym)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print what would run and change nothing"
@@ -509,8 +510,13 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     relations = delta_relations()
     targets = pii_relations(relations)
     if args.request_id:
+        # the relations it erased from, and the control tables: they held its pseudonym
         touched = relations_of_request(spark, relations, args.request_id)
-        targets = [relation for relation in targets if relation in touched]
+        targets = [
+            relation
+            for relation in targets
+            if relation in touched or relation.privacy.get("role") == "control"
+        ]
     if args.dry_run:
         print(f"Dry run: would REORG ... APPLY (PURGE) then VACUUM {len(targets)} relation(s):")
         for relation in targets:

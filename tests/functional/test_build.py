@@ -305,7 +305,8 @@ def test_tombstoned_subject_is_never_reingested(
     spark.sql(
         "insert into privacy.erasure_tombstones "
         f"select sha2(concat(key_value, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
-        "current_timestamp(), 'patient', null from privacy.system_keys where key_name = 'tombstone'"
+        "current_timestamp(), 'patient', null, null "
+        "from privacy.system_keys where key_name = 'tombstone'"
     )
     spark.sql(f"delete from privacy.subject_keys where subject_id = '{subject}'")
     spark.sql(f"delete from bronze.patients where patient_id = '{subject}'")

@@ -104,8 +104,10 @@ def test_reerasure_matches_every_tombstone_in_the_relations_key(dbt: DbtProject)
     assert bronze.startswith("merge into bronze.patients as target")
     assert "inner join privacy.erasure_tombstones" in bronze and "sha2(" in bronze
     assert "when matched then delete" in bronze
-    # pseudonyms: straight from the tombstones
-    assert "select subject_pseudonym as erase_key" in silver
+    # pseudonyms: the keyed hash of each row's pseudonym against the tombstones' (they
+    # never hold the pseudonym itself)
+    assert "on tombstones.pseudonym_hash" in silver and "sha2(" in silver
+    assert "subject_pseudonym" not in silver
     assert "on target.`patient_pseudonym` = erase.erase_key" in silver
 
 
