@@ -180,6 +180,12 @@ def subject_of_request(request_id: str, relations: list[DeltaRelation], warehous
     table = live_rows(requests.path(warehouse), ["request_id", "subject_id"])
     if table is not None:
         for row in table.to_pylist():
+            if row["request_id"] == request_id and row["subject_id"] is None:
+                raise ScanError(
+                    f"request {request_id} no longer names its subject (the request log's "
+                    "retention, var erasure_record_retention_days, has ended): scan with "
+                    "--witness, which holds the subject id"
+                )
             if row["request_id"] == request_id:
                 return row["subject_id"]
     raise ScanError(f"no erasure request {request_id} in {requests.schema}.{requests.identifier}")

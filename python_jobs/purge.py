@@ -22,6 +22,13 @@ a rerun finds nothing left to remove). Local landing folders only. And dbt's own
 output: the ids `run-operation --args` and gdpr_erase's summary wrote into logs/ and
 target/ are replaced by "[erased]" (same write-then-rename).
 
+And the request log's own retention: a request purged more than var
+``erasure_record_retention_days`` ago (default 1095, three years) loses its subject id
+(set to null). The request id, type, dates and evidence stay as the record that a
+request was fulfilled; the tombstone keeps the subject out; nothing readable names
+the person any more. The expiry is written before the VACUUMs, so a run with a short
+retention removes the old files that still held the id.
+
 The relations come from the dbt manifest (meta.privacy: a subject_key and on_erasure
 delete or anonymize), never from a list. Below Delta's 7-day safety check only with
 ``--allow-short-retention``: a shorter window can break a reader or writer running at
@@ -50,11 +57,13 @@ from python_jobs.project import (
     dbt_output_dirs,
     landing_dir,
     manifest,
+    project_vars,
     run_job,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 
 SAFETY_HOURS = 168
+RECORD_RETENTION_DAYS = 1095
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 _INTERVAL = re.compile(
     r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE
@@ -446,6 +455,42 @@ def record(
     return spark.sql(f"select count(*) from {requests} where status = 'purged'").first()[0] - before
 
 
+def record_retention_days(configured: object = None) -> int:
+    """Var erasure_record_retention_days (dbt_project.yml): whole days, 1 to 36500."""
+    value = (
+        project_vars().get("erasure_record_retention_days", RECORD_RETENTION_DAYS)
+        if configured is None
+        else configured
+    )
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 36500:
+        raise ProjectError(
+            f"var erasure_record_retention_days is {str(value)[:40]!r}: allowed is a whole "
+            "number of days from 1 to 36500 (how long a purged request keeps its subject id)"
+        )
+    return value
+
+
+def expire_records(
+    spark: SparkSession, relations: list[DeltaRelation], days: int, ran_at: datetime
+) -> int:
+    """Null the subject id of requests purged more than `days` before `ran_at`; returns
+    how many. Idempotent: an expired request has no id left to null."""
+    requests = table_ref(spark, _control(relations, "privacy_erasure_requests"))
+    at = ran_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+    due = (
+        f"status = 'purged' and subject_id is not null "
+        f"and purged_at < timestamp'{at}' - make_interval(0, 0, 0, {int(days)})"
+    )
+    count = spark.sql(f"select count(*) from {requests} where {due}").first()[0]
+    if count:
+        spark.sql(
+            f"update {requests} set subject_id = null, updated_at = current_timestamp() where {due}"
+        ).collect()
+    return count
+
+
 def relations_of_request(
     spark: SparkSession, relations: list[DeltaRelation], request_id: str
 ) -> list[DeltaRelation]:
@@ -504,6 +549,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
+    retention_days = record_retention_days()  # a bad var stops the job before any write
     from python_jobs.spark import get_spark
 
     spark = spark or get_spark("gdpr_lakehouse.purge")
@@ -532,6 +578,10 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             f"and rewrite the landing zone ({landing_dir()}) without the events of "
             f"{len(subjects)} erased subject(s), and redact their ids in dbt's logs/ and target/."
         )
+        print(
+            f"Requests purged more than {retention_days} day(s) ago would lose their subject id "
+            "(var erasure_record_retention_days)."
+        )
         return 0
     ran_at = datetime.now(UTC).replace(tzinfo=None)
     spark.conf.set(
@@ -540,6 +590,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     )
     results = []
     try:
+        expired = expire_records(spark, relations, retention_days, ran_at)
+        print(
+            f"  request log: {expired} request(s) purged more than {retention_days} day(s) ago "
+            "lost their subject id (var erasure_record_retention_days)"
+        )
         for relation in targets:
             result = purge_relation(spark, relation, args.retain_hours)
             results.append(result)

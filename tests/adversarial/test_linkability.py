@@ -15,11 +15,14 @@ Guarantees held here:
 - the purge job rewrites and vacuums the control tables' history too, so the
   pseudonym a request held while it was being erased does not outlive the data;
 - the forensic scan reports a subject's pseudonym found in a control table as
-  `readable` (a map from id to history), only the subject id as `retained`.
+  `readable` (a map from id to history), only the subject id as `retained`;
+- the request log keeps the subject id only for var erasure_record_retention_days
+  after the purge: then the purge nulls it, and the tombstone still keeps them out.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -112,3 +115,46 @@ def test_the_scan_reports_a_pseudonym_in_a_control_table_as_readable(dbt: DbtPro
     pseudonym = forensic_scan.Needle("pseudonym", "pseudonym", b"ab" * 32)
     assert forensic_scan._verdict(place, subject_id, key_found=False) == "retained"
     assert forensic_scan._verdict(place, pseudonym, key_found=False) == "readable"
+
+
+def test_the_request_log_forgets_the_id_when_its_retention_ends(
+    erased: tuple[str, str], dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: keep reading the request log for years. Guarantee: a request purged
+    longer ago than var erasure_record_retention_days loses its subject id at the next
+    purge (the tombstone stays); a younger one keeps it; a bad var is refused."""
+    subject_id, _ = erased
+    relations = delta_relations(dbt.manifest())
+    request_id = spark.sql(
+        f"select request_id from privacy.erasure_requests where subject_id = '{subject_id}'"
+    ).first()[0]
+    # time passes: the request was purged 1,096 days ago
+    spark.sql(
+        "update privacy.erasure_requests set status = 'purged', "
+        "purged_at = current_timestamp() - interval 1096 days "
+        f"where request_id = '{request_id}'"
+    )
+    kept = spark.sql(
+        "select count(*) from privacy.erasure_requests where subject_id is not null"
+    ).first()[0]
+    now = datetime.now(UTC).replace(tzinfo=None)
+    assert purge.expire_records(spark, relations, 1097, now) == 0
+    assert purge.expire_records(spark, relations, purge.record_retention_days(), now) == 1
+    assert purge.expire_records(spark, relations, 1095, now) == 0  # idempotent
+    row = spark.sql(
+        f"select subject_id, status from privacy.erasure_requests where request_id = '{request_id}'"
+    ).first()
+    assert row["subject_id"] is None and row["status"] == "purged"
+    assert (
+        spark.sql(
+            "select count(*) from privacy.erasure_requests where subject_id is not null"
+        ).first()[0]
+        == kept - 1
+    )
+    tombstones = spark.sql(
+        f"select count(*) from privacy.erasure_tombstones where request_id = '{request_id}'"
+    ).first()[0]
+    assert tombstones == 1
+    for bad in ("false", 0, -5, "3 years", 40000, True):
+        with pytest.raises(purge.ProjectError, match="erasure_record_retention_days"):
+            purge.record_retention_days(bad)

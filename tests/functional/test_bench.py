@@ -38,9 +38,7 @@ def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_every_strategy_runs_and_is_checked(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    done = _bench(
-        tmp_path, "--rows", str(ROWS), "--runs", "1", "--sizes", "1", "10", "--out", str(out)
-    )
+    done = _bench(tmp_path, "--rows", str(ROWS), "--runs", "1", "--sizes", "10", "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((out / f"bench_{ROWS}.json").read_text())
     results = report["results"]
@@ -59,9 +57,8 @@ def test_every_strategy_runs_and_is_checked(tmp_path: Path) -> None:
     # deletion vectors: rows deleted without rewriting a file; off: files rewritten
     assert all(r["files_removed"] == 0 for r in bulk if r["deletion_vectors"])
     assert all(r["files_removed"] > 0 for r in bulk if not r["deletion_vectors"])
-    for size in (1, 10):
-        requests = [r for r in results if r["group"] == f"request {size}"]
-        assert len(requests) == 6 and {r["keys_rows"] for r in requests} == {size}
+    requests = [r for r in results if r["group"].startswith("request ")]
+    assert len(requests) == 6 and {r["keys_rows"] for r in requests} == {10}
     ceiling = {r["case"] for r in results if r["group"] == "ceiling"}
     assert ceiling == {"scan key column", "scan all columns", "rewrite all columns"}
     assert "CONVERT TO DELTA" in {r["case"] for r in results}

@@ -5,7 +5,7 @@
   relation, the key delete, the vault's REORG, the evidence), each run resuming what
   the previous one left; a last run completes it. The subject is gone everywhere,
   the evidence counts every row once, no other subject's rows changed.
-- Concurrency: in each of LAKEHOUSE_RELIABILITY_TRIALS trials (default 8; 20 in the README figures) a second
+- Concurrency: in each of LAKEHOUSE_RELIABILITY_TRIALS trials (default 4; 20 in the README figures) a second
   ingestion job, in its own Spark session, lands a micro-batch of encounter events
   every 1.5 to 4 s (other patients' and a late one of the subject being erased) and
   merges it into bronze.encounters with the model's own compiled SQL, retrying write
@@ -35,7 +35,7 @@ from tests.functional.test_erasure import _checksums, _count, _key_value, _plan,
 
 pytestmark = pytest.mark.functional
 
-TRIALS = int(os.environ.get("LAKEHOUSE_RELIABILITY_TRIALS", "8"))
+TRIALS = int(os.environ.get("LAKEHOUSE_RELIABILITY_TRIALS", "4"))
 BOUNDARIES = [
     "claim",
     "tombstone",

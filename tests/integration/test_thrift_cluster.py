@@ -185,7 +185,9 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     ]
     assert ids and subject not in ids
 
-    cluster.dbt("build", "--target", "thrift", "--exclude", "tag:compliance")
+    # what the compliance tests name as their fix after an erasure (meta.fix): the
+    # CDF-maintained aggregate catches up, the audit log reads the new commits
+    cluster.dbt("run", "--target", "thrift", "--select", "gold_patients_by_city")
     cluster.python("python_jobs.audit_stream", "--once")
     tests = cluster.dbt("test", "--target", "thrift", "--select", "tag:compliance")
     assert "ERROR=0" in tests.stdout and "PASS=" in tests.stdout
