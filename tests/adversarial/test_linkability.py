@@ -50,7 +50,7 @@ def erased(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> tuple[st
     row = spark.sql(
         "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
         "inner join silver.patients as patients on patients.patient_pseudonym = vault.subject_pseudonym "
-        "where vault.subject_id not in (select subject_id from privacy.erasure_requests) "
+        "where vault.subject_id not in (select subject_id from privacy.erasure_requests where subject_id is not null) "
         "order by vault.subject_id limit 1"
     ).first()
     assert row is not None, "no patient left to erase"

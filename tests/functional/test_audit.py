@@ -323,7 +323,7 @@ def test_report_lists_changes_and_alerts_on_overdue_requests(
 ) -> None:
     user_id = spark.sql(
         "select subject_id from privacy.subject_keys where subject_type = 'user' "
-        "and subject_id not in (select subject_id from privacy.erasure_requests) limit 1"
+        "and subject_id not in (select subject_id from privacy.erasure_requests where subject_id is not null) limit 1"
     ).first()[0]
     dbt.operation("request_erasure", {"subject_ids": [user_id], "reason": "report test"})
     out = tmp_path / "report"
