@@ -44,9 +44,34 @@
             {%- do gdpr_lakehouse.print_table('Built ' ~ lines | length ~ ' Delta relation(s):',
                 ['relation', 'version', 'operation', 'rows (merge: +ins ~upd -del)'], lines) -%}
         {%- endif -%}
+        {%- do gdpr_lakehouse._print_rejected(results) -%}
     {%- endif -%}
     {%- do gdpr_lakehouse._print_fixes(results) -%}
     {{ return('') }}
+{%- endmacro %}
+
+{#- Landing events a model of this run lists as not applied (meta.report:
+    rejected_events, e.g. bronze.rejected_events): how many, per entity and rule. -#}
+{% macro _print_rejected(results) -%}
+    {%- for result in results
+          if result.node.resource_type == 'model' and result.status == 'success'
+          and (result.node.config.meta or {}).get('report') == 'rejected_events' -%}
+        {%- set relation = api.Relation.create(schema=result.node.schema, identifier=result.node.alias) -%}
+        {%- set lines = [] -%}
+        {%- set total = namespace(events=0) -%}
+        {%- for row in run_query('select entity, reason, count(*) as events from ' ~ relation
+                                 ~ ' group by entity, reason order by entity, reason') -%}
+            {%- do lines.append([row['entity'], row['reason'], row['events'] | string]) -%}
+            {%- set total.events = total.events + row['events'] | int -%}
+        {%- endfor -%}
+        {%- if lines -%}
+            {%- do gdpr_lakehouse.print_table('Landing: ' ~ total.events ~ ' event(s) not applied, listed in '
+                ~ relation ~ ':', ['entity', 'reason', 'events'], lines) -%}
+        {%- else -%}
+            {%- do print('') -%}
+            {%- do print('Landing: every event applied or superseded (' ~ relation ~ ' is empty)') -%}
+        {%- endif -%}
+    {%- endfor -%}
 {%- endmacro %}
 
 {#- A failed test that declares meta.fix (the one command that makes it green, e.g. a

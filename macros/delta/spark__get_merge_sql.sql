@@ -6,7 +6,11 @@
         when matched then update set ...
         when not matched and not (<condition>) then insert *
     so one MERGE applies inserts, updates and deletes of a CDC batch (shared reference
-    000's upsert). Without it, identical to dbt-spark's spark__get_merge_sql.
+    000's upsert). With `cdc_sequence_by` too (a list of the target's columns, e.g.
+    [source_updated_at, source_op_rank, source_file, source_row]) both matched clauses
+    apply only when the event's sequence is greater than the row's (compared in list
+    order): a late, replayed or stale event never overwrites a newer state. Without
+    either, identical to dbt-spark's spark__get_merge_sql.
 #}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
   {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
@@ -17,6 +21,25 @@
   {%- set delete_condition = config.get('cdc_delete_condition') -%}
   {%- if delete_condition and (';' in delete_condition or '--' in delete_condition) -%}
       {%- do exceptions.raise_compiler_error("cdc_delete_condition must be one boolean expression, without ; or --") -%}
+  {%- endif -%}
+  {%- set sequence_by = config.get('cdc_sequence_by') or [] -%}
+  {%- set newer = [] -%}
+  {%- if sequence_by -%}
+      {%- if sequence_by is string or not delete_condition -%}
+          {%- do exceptions.raise_compiler_error("cdc_sequence_by must be a list of column names, used with cdc_delete_condition") -%}
+      {%- endif -%}
+      {%- for column in sequence_by -%}
+          {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', column | string) -%}
+              {%- do exceptions.raise_compiler_error("cdc_sequence_by: " ~ (column | string)[:64] ~ " is not a column name (letters, digits, _)") -%}
+          {%- endif -%}
+      {%- endfor -%}
+      {%- set source_sequence = [] -%}
+      {%- set dest_sequence = [] -%}
+      {%- for column in sequence_by -%}
+          {%- do source_sequence.append("'" ~ column ~ "', DBT_INTERNAL_SOURCE." ~ column) -%}
+          {%- do dest_sequence.append("'" ~ column ~ "', DBT_INTERNAL_DEST." ~ column) -%}
+      {%- endfor -%}
+      {%- do newer.append(' and named_struct(' ~ source_sequence | join(', ') ~ ') > named_struct(' ~ dest_sequence | join(', ') ~ ')') -%}
   {%- endif -%}
 
   {% if unique_key %}
@@ -37,9 +60,9 @@
       using {{ source }} as DBT_INTERNAL_SOURCE
       on {{ predicates | join(' and ') }}
       {% if delete_condition %}
-      when matched and (DBT_INTERNAL_SOURCE.{{ delete_condition }}) then delete
+      when matched and (DBT_INTERNAL_SOURCE.{{ delete_condition }}){{ newer | join }} then delete
       {% endif %}
-      when matched then update set
+      when matched{{ newer | join }} then update set
         {% if update_columns -%}{%- for column_name in update_columns %}
             {{ column_name }} = DBT_INTERNAL_SOURCE.{{ column_name }}
             {%- if not loop.last %}, {%- endif %}

@@ -1,30 +1,75 @@
 {#
-    The newest event per key from a landing table of CDC events (_op, _source_ts).
-    Incremental runs read only events newer than the target's high-water mark
-    (max source_updated_at); the first run drops keys whose newest event is a delete.
-    Ties at one timestamp resolve delete > update > insert.
+    CDC events of a landing table, in the order bronze applies them.
+
+    cdc_events(relation, key): every event, with
+        event_op        insert | update | delete (case-insensitive; Debezium's c and r
+                        read as insert, u as update, d as delete), null when unknown
+        event_op_rank   0 insert, 1 update, 2 delete
+        event_file      the landing file's name, event_row its row index in the file
+        event_issue     the first rule the event breaks, null when it can be applied
+
+    cdc_latest_events(relation, key): per key, the newest valid event. An event is
+    newer than another when its _source_ts is later; at one _source_ts a delete beats
+    an update beats an insert; then the later file name wins, then the later row of
+    the file. That order is total and depends on the landing files only, never on the
+    order they arrived in, so late events, the same second split over two files, a
+    backfill, batches landed out of order and a replayed file all give the same state.
+    Every run reads every landing event: a delete stays in the landing zone, so an
+    older insert landing after it never brings the row back. Incremental runs MERGE
+    only events newer than the row's state (config cdc_sequence_by); the first run
+    drops keys whose newest event is a delete.
 #}
+{% macro cdc_events(relation, key) -%}
+    select
+        events.*,
+        case lower(trim(events._op))
+            when 'insert' then 'insert' when 'c' then 'insert' when 'r' then 'insert'
+            when 'update' then 'update' when 'u' then 'update'
+            when 'delete' then 'delete' when 'd' then 'delete'
+        end as event_op,
+        events._metadata.file_name as event_file,
+        events._metadata.row_index as event_row
+    from {{ relation }} as events
+{%- endmacro %}
+
+{#- The rule an event of cdc_events() breaks, or null. -#}
+{% macro cdc_event_issue(key) -%}
+    case
+        when {{ key }} is null then 'missing key'
+        when _source_ts is null then 'missing source time'
+        when event_op is null then 'unknown _op (allowed: insert, update, delete; Debezium c, r, u, d)'
+    end
+{%- endmacro %}
+
 {% macro cdc_latest_events(relation, key) -%}
     select * from (
         select
             *,
             row_number() over (
                 partition by {{ key }}
-                order by _source_ts desc,
-                    case _op when 'delete' then 2 when 'update' then 1 else 0 end desc
+                order by _source_ts desc, event_op_rank desc, event_file desc, event_row desc
             ) as event_rank
-        from {{ relation }}
-        where {{ key }} is not null
-            and _source_ts is not null
-            and _op in ('insert', 'update', 'delete')
-        {% if is_incremental() %}
-            and _source_ts > (
-                select coalesce(max(source_updated_at), timestamp '1900-01-01 00:00:00') from {{ this }}
-            )
-        {% endif %}
+        from (
+            select
+                *,
+                case event_op when 'delete' then 2 when 'update' then 1 else 0 end as event_op_rank
+            from ({{ gdpr_lakehouse.cdc_events(relation, key) }}) as described
+            where {{ gdpr_lakehouse.cdc_event_issue(key) }} is null
+        ) as valid
     ) as ranked
     where event_rank = 1
     {% if not is_incremental() %}
-        and _op != 'delete'
+        and event_op != 'delete'
     {% endif %}
+{%- endmacro %}
+
+{#- The event columns every CDC bronze model keeps: what was applied, and its place in
+    the order above (cdc_sequence_by compares the last four). -#}
+{% macro cdc_event_columns(alias) -%}
+    {{ alias }}.event_op as source_op,
+    {{ alias }}._source_ts as source_updated_at,
+    {{ alias }}.event_op_rank as source_op_rank,
+    {{ alias }}.event_file as source_file,
+    {{ alias }}.event_row as source_row,
+    current_timestamp() as ingested_at
 {%- endmacro %}

@@ -1,4 +1,4 @@
-{{ config(unique_key='click_id', cdc_delete_condition="source_op = 'delete'") }}
+{{ config(unique_key='click_id') }}
 
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id') }}
@@ -17,9 +17,7 @@ final as (
         events.device,
         {#- A click from an unknown user keeps no address: there is no key to hold it. -#}
         {{ gdpr_lakehouse.encrypt_pii('events.ip_address', 'vault.data_key') }} as ip_address_enc,
-        events._op as source_op,
-        events._source_ts as source_updated_at,
-        current_timestamp() as ingested_at
+        {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     left join vault on events.user_id = vault.subject_id
     where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}

@@ -1,4 +1,4 @@
-{{ config(unique_key='encounter_id', cdc_delete_condition="source_op = 'delete'") }}
+{{ config(unique_key='encounter_id') }}
 
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id') }}
@@ -6,15 +6,13 @@ with events as (
 
 final as (
     select
-        encounter_id,
-        patient_id,
-        admitted_at,
-        diagnosis_code,
-        department_id,
-        cost,
-        _op as source_op,
-        _source_ts as source_updated_at,
-        current_timestamp() as ingested_at
+        events.encounter_id,
+        events.patient_id,
+        events.admitted_at,
+        events.diagnosis_code,
+        events.department_id,
+        events.cost,
+        {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     where {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}
 )

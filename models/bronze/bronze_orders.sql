@@ -1,4 +1,4 @@
-{{ config(unique_key='order_id', cdc_delete_condition="source_op = 'delete'") }}
+{{ config(unique_key='order_id') }}
 
 {#- Orders are kept by law (on_erasure: anonymize): an erased user's orders, and every
     later event for them, are ingested with user_id null, never dropped, so erasure,
@@ -13,9 +13,7 @@ final as (
         {{ gdpr_lakehouse.unless_tombstoned('events.user_id') }} as user_id,
         events.amount,
         events.ordered_at,
-        events._op as source_op,
-        events._source_ts as source_updated_at,
-        current_timestamp() as ingested_at
+        {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
 )
 

@@ -1,4 +1,4 @@
-{{ config(unique_key='patient_id', cdc_delete_condition="source_op = 'delete'") }}
+{{ config(unique_key='patient_id') }}
 
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id') }}
@@ -19,9 +19,7 @@ encrypted as (
         {{ gdpr_lakehouse.encrypt_pii('events.address', 'vault.data_key') }} as address_enc,
         events.city,
         events.insurer,
-        events._op as source_op,
-        events._source_ts as source_updated_at,
-        current_timestamp() as ingested_at
+        {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     inner join vault on events.patient_id = vault.subject_id
     where {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}

@@ -1,4 +1,4 @@
-{{ config(unique_key='user_id', cdc_delete_condition="source_op = 'delete'") }}
+{{ config(unique_key='user_id') }}
 
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'users'), 'user_id') }}
@@ -15,9 +15,7 @@ encrypted as (
         {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
         events.registered_on,
         events.preferences,
-        events._op as source_op,
-        events._source_ts as source_updated_at,
-        current_timestamp() as ingested_at
+        {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     inner join vault on events.user_id = vault.subject_id
     where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}

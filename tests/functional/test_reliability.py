@@ -146,11 +146,16 @@ class Ingestion(threading.Thread):
         # as dbt does: the model's SQL as a temporary view, merged from (a subquery on
         # the target inside MERGE's source does not resolve)
         self.view = f"create or replace temporary view race_source as {select_sql}"
+        sequence = ("source_updated_at", "source_op_rank", "source_file", "source_row")
+        newer = " > ".join(
+            "named_struct(" + ", ".join(f"'{c}', {side}.{c}" for c in sequence) + ")"
+            for side in ("source", "target")
+        )
         self.merge = (
             "merge into bronze.encounters as target using race_source as source "
             "on source.encounter_id = target.encounter_id "
-            "when matched and source.source_op = 'delete' then delete "
-            "when matched then update set * "
+            f"when matched and source.source_op = 'delete' and {newer} then delete "
+            f"when matched and {newer} then update set * "
             "when not matched and source.source_op != 'delete' then insert *"
         )
         self.trial, self.patients, self.subject = trial, patients, subject

@@ -1,0 +1,74 @@
+{{ config(materialized='table', meta={'report': 'rejected_events'}) }}
+
+{#-
+    Every landing event bronze does not apply, with the rule it breaks: nothing is
+    dropped silently. Rebuilt from the whole landing zone at each run, so it lists what
+    is not applied now; a fixed event (or a subject the vault has since keyed) leaves
+    it at the next run. No personal data: where the event is (file, row), its record
+    key and subject id, its source time and the reason (the rule it breaks). Events of erased subjects are
+    not listed (orders: listed without the user, as bronze keeps them anonymized).
+    Stale events (older than the key's state) are applied by being ignored: not here.
+-#}
+{%- set entities = [
+    {'name': 'patients', 'key': 'patient_id', 'subject': 'patient_id', 'keyed': true, 'anonymize': false},
+    {'name': 'encounters', 'key': 'encounter_id', 'subject': 'patient_id', 'keyed': false, 'anonymize': false},
+    {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false},
+    {'name': 'clicks', 'key': 'click_id', 'subject': 'user_id', 'keyed': false, 'anonymize': false},
+    {'name': 'orders', 'key': 'order_id', 'subject': 'user_id', 'keyed': false, 'anonymize': true},
+] -%}
+
+with vault as (
+    select subject_id from {{ ref('privacy_subject_keys') }}
+),
+
+{% for entity in entities %}
+{{ entity.name }}_rejected as (
+    select
+        '{{ entity.name }}' as entity,
+        events.event_file as source_file,
+        events.event_row as source_row,
+        cast(events.{{ entity.key }} as string) as record_key,
+        {% if entity.anonymize -%}
+        {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
+        {%- else -%}
+        events.{{ entity.subject }} as subject_id,
+        {%- endif %}
+        events._source_ts as source_updated_at,
+        coalesce(
+            {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }}
+            {%- if entity.keyed %},
+            case when events.event_op != 'delete' and vault.subject_id is null then 'no key in the vault for the subject' end
+            {%- endif %}
+        ) as reason
+    from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key) }}) as events
+    {% if entity.keyed -%}
+    left join vault on events.{{ entity.key }} = vault.subject_id
+    {% endif -%}
+    {% if not entity.anonymize -%}
+    where {{ gdpr_lakehouse.not_tombstoned('events.' ~ entity.subject) }}
+    {%- endif %}
+),
+
+{% endfor %}
+rejected as (
+    {%- for entity in entities %}
+    select * from {{ entity.name }}_rejected
+    where reason is not null
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
+),
+
+final as (
+    select
+        entity,
+        source_file,
+        source_row,
+        record_key,
+        subject_id,
+        source_updated_at,
+        reason,
+        current_timestamp() as detected_at
+    from rejected
+)
+
+select * from final

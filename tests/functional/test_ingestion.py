@@ -1,0 +1,195 @@
+"""Ingestion loses nothing: bronze equals an oracle computed from the landing files.
+
+Hand-made landing files for a range of patients of their own (P8xxxxxx) land next to
+whatever the other suites landed, all of them older than bronze's newest event (the
+old global high-water mark dropped every one of them): late events, one second split
+over two files, an update older than the key's state, a delete followed by an older
+insert, a backfill of 30 old days, a batch landed after a newer one under an earlier
+name, a replayed file, key-less and malformed events, Debezium operations, a subject
+the vault has not keyed yet and a subject erased between two batches. After each
+build, bronze holds for every key exactly what python_jobs.cdc_oracle computes from
+the landing files alone, and bronze.rejected_events lists every event it could not
+apply, with its rule.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import cdc_oracle, generate
+from python_jobs.project import landing_dir
+from tests.dbt_harness import DbtProject, build_once
+
+pytestmark = pytest.mark.functional
+
+PREFIX = "ingest-"
+ERASED = "P8000006"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _patient(number: int, op: str | None, ts: datetime | None, city: str) -> dict:
+    return {
+        "patient_id": None if number is None else f"P{number:07d}",
+        "full_name": "Test Person",
+        "email": f"p{number}@example.org",
+        "phone": "+44 7700 900000",
+        "national_id": f"ZZ{number}X",
+        "birth_date": None,
+        "address": "1 Quay Lane",
+        "city": city,
+        "insurer": "Civic Care",
+        "_op": op,
+        "_source_ts": ts,
+    }
+
+
+def _land(name: str, rows: list[dict]) -> Path:
+    path = landing_dir() / "patients" / name
+    pq.write_table(pa.Table.from_pylist(rows, schema=generate.SCHEMAS["patients"]), path)
+    return path
+
+
+def _bronze(spark: SparkSession) -> dict[str, tuple]:
+    rows = spark.sql(
+        "select patient_id, city, source_op, unix_micros(source_updated_at) as ts from bronze.patients "
+        "where patient_id like 'P80%'"
+    ).collect()
+    return {r["patient_id"]: (r["city"], r["source_op"], r["ts"]) for r in rows}
+
+
+def _expected(erased: tuple[str, ...] = ()) -> dict[str, tuple]:
+    state = cdc_oracle.expected_state(landing_dir() / "patients", "patient_id")
+    return {
+        key: (event.values["city"], event.op, (event.ts - EPOCH) // timedelta(microseconds=1))
+        for key, event in state.items()
+        if key.startswith("P80") and key not in erased
+    }
+
+
+def _rejected(spark: SparkSession) -> set[tuple]:
+    rows = spark.sql(
+        "select source_file, source_row, reason from bronze.rejected_events "
+        f"where entity = 'patients' and source_file like '{PREFIX}%'"
+    ).collect()
+    return {(r["source_file"], r["source_row"], r["reason"]) for r in rows}
+
+
+def _writes_since(spark: SparkSession, version: int) -> list[tuple]:
+    """(operation, rows inserted, updated, deleted) of bronze.patients' commits after
+    `version`, the build's VACUUMs aside."""
+    history = spark.sql("describe history bronze.patients").where(f"version > {version}")
+    return [
+        (
+            row["operation"],
+            *(
+                row["operationMetrics"].get(f"numTargetRows{m}")
+                for m in ("Inserted", "Updated", "Deleted")
+            ),
+        )
+        for row in history.collect()
+        if not row["operation"].startswith("VACUUM")
+    ]
+
+
+@pytest.fixture(scope="module")
+def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
+    build_once(dbt, spark)
+    for stale in (landing_dir() / "patients").glob(f"{PREFIX}*"):
+        stale.unlink()
+    mark = spark.sql("select max(source_updated_at) from bronze.patients").first()[0]
+    return {"t0": mark.replace(tzinfo=UTC) - timedelta(days=10)}
+
+
+def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    t0 = lakehouse["t0"]
+    day = timedelta(days=1)
+    apply = ("run", "--select", "privacy_subject_keys", "bronze_patients", "bronze_rejected_events")
+
+    # batch A: every event older than bronze's high-water mark
+    _land(
+        f"{PREFIX}a.parquet",
+        [
+            _patient(8000001, "insert", t0, "Eastmoor"),
+            _patient(8000001, "update", t0 + 2 * day, "Westhaven"),
+            _patient(8000002, "insert", t0, "Eastmoor"),
+            _patient(8000003, "insert", t0, "Lakeside"),
+            _patient(8000003, "delete", t0 + day, None),
+            _patient(None, "insert", t0, "Lakeside"),  # no key
+            _patient(8000004, "insert", None, "Lakeside"),  # no source time
+            _patient(8000005, "upsert", t0, "Lakeside"),  # unknown operation
+            _patient(8000006, "c", t0, "Hillcrest"),  # Debezium create
+            _patient(8000007, "r", t0, "Hillcrest"),  # Debezium snapshot read
+            _patient(8000008, "update", t0 + day, "Northbridge"),
+        ],
+    )
+    # the same second of patient 8 split over a second file: the later file wins
+    _land(f"{PREFIX}b.parquet", [_patient(8000008, "u", t0 + day, "Southfield")])
+    dbt.invoke(*apply)
+    assert _bronze(spark) == _expected()
+    assert _bronze(spark)["P8000008"][0] == "Southfield"
+    assert "P8000003" not in _bronze(spark)
+    assert _rejected(spark) == {
+        (f"{PREFIX}a.parquet", 5, "missing key"),
+        (f"{PREFIX}a.parquet", 6, "missing source time"),
+        (f"{PREFIX}a.parquet", 7, cdc_oracle.UNKNOWN_OP),
+    }
+
+    # a subject erased between two batches
+    dbt.operation("gdpr_erase", {"subject_ids": [ERASED], "reason": "ingestion suite"})
+
+    # batch C: late and stale events, an older insert after a delete, a new subject
+    late = [
+        _patient(8000001, "update", t0 + day, "Hillcrest"),  # older than the key's state
+        _patient(8000002, "update", t0 + day, "Southfield"),  # late, newer than the key's
+        _patient(8000003, "insert", t0 + day / 2, "Lakeside"),  # older than its delete
+        _patient(8000006, "update", t0 + 3 * day, "Eastmoor"),  # erased: never again
+        _patient(8000050, "insert", t0 + day, "Northbridge"),  # not keyed yet
+    ]
+    _land(f"{PREFIX}c.parquet", late)
+    # batch 0, landed last under an earlier name: a backfill of 30 old days
+    _land(
+        f"{PREFIX}0-backfill.parquet",
+        [_patient(8000100 + n, "insert", t0 - (30 - n) * day, "Westhaven") for n in range(30)]
+        + [_patient(8000001, "insert", t0 - 5 * day, "Southfield")],
+    )
+    # a replay of batch A under a new name
+    shutil.copy(
+        landing_dir() / "patients" / f"{PREFIX}a.parquet",
+        landing_dir() / "patients" / f"{PREFIX}d-replay.parquet",
+    )
+
+    # bronze alone, the vault not rebuilt: the new subject has no key and waits, listed
+    dbt.invoke("run", "--select", "bronze_patients", "bronze_rejected_events")
+    assert "P8000050" not in _bronze(spark)
+    assert (f"{PREFIX}c.parquet", 4, "no key in the vault for the subject") in _rejected(spark)
+
+    dbt.invoke(*apply)
+    bronze = _bronze(spark)
+    assert bronze == _expected(erased=(ERASED,))
+    assert bronze["P8000001"][0] == "Westhaven"
+    assert bronze["P8000002"][0] == "Southfield"
+    assert "P8000003" not in bronze and ERASED not in bronze and "P8000050" in bronze
+    assert len([key for key in bronze if key.startswith("P80001")]) == 30
+    assert _rejected(spark) == {
+        (name, row, rule)
+        for name in (f"{PREFIX}a.parquet", f"{PREFIX}d-replay.parquet")
+        for row, rule in (
+            (5, "missing key"),
+            (6, "missing source time"),
+            (7, cdc_oracle.UNKNOWN_OP),
+        )
+    }
+
+    # nothing new landed: the next run writes no row (Delta commits no empty MERGE)
+    version = spark.sql("describe history bronze.patients limit 1").first()["version"]
+    dbt.invoke("run", "--select", "bronze_patients")
+    assert _writes_since(spark, version) in ([], [("MERGE", "0", "0", "0")])
