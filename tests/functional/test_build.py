@@ -243,6 +243,7 @@ def test_compliance_tests_pass(built: dict, dbt: DbtProject) -> None:
         "bronze_pii_unreadable_without_key": "pass",
         "gold_patients_by_city_equals_recompute": "pass",
         "quarantine_loses_no_rows": "pass",
+        "bronze_applies_every_landing_event": "pass",
         "no_erased_subject_present": "pass",
         "retention_within_policy": "pass",
         "pii_not_in_statistics": "pass",

@@ -9,7 +9,8 @@ name, a replayed file, key-less and malformed events, Debezium operations, a sub
 the vault has not keyed yet and a subject erased between two batches. After each
 build, bronze holds for every key exactly what python_jobs.cdc_oracle computes from
 the landing files alone, and bronze.rejected_events lists every event it could not
-apply, with its rule.
+apply, with its rule. The compliance test bronze_applies_every_landing_event, the
+same order in SQL, fails while landed events wait and passes once they are applied.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ def _writes_since(spark: SparkSession, version: int) -> list[tuple]:
     ]
 
 
+def _statuses(result) -> list[str]:
+    return [str(r.status) for r in result.result.results if r.node.resource_type == "test"]
+
+
 @pytest.fixture(scope="module")
 def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
     build_once(dbt, spark)
@@ -167,6 +172,10 @@ def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
         landing_dir() / "patients" / f"{PREFIX}d-replay.parquet",
     )
 
+    # the compliance check sees landed events bronze has not applied yet
+    check = ("test", "--select", "bronze_applies_every_landing_event")
+    assert _statuses(dbt.invoke(*check, expect_success=False)) == ["fail"]
+
     # bronze alone, the vault not rebuilt: the new subject has no key and waits, listed
     dbt.invoke("run", "--select", "bronze_patients", "bronze_rejected_events")
     assert "P8000050" not in _bronze(spark)
@@ -188,6 +197,8 @@ def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
             (7, cdc_oracle.UNKNOWN_OP),
         )
     }
+
+    assert _statuses(dbt.invoke(*check)) == ["pass"]
 
     # nothing new landed: the next run writes no row (Delta commits no empty MERGE)
     version = spark.sql("describe history bronze.patients limit 1").first()["version"]

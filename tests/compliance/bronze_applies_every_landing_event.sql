@@ -1,0 +1,63 @@
+{{ config(tags=['compliance'], meta={'fix': 'dbt run --select bronze'}) }}
+{#- No landing event is lost: per key, bronze holds the newest valid event of the
+    landing zone (source time, then delete > update > insert; a key whose newest event
+    is a delete is absent), recomputed here from the landing files. Keys of erased
+    subjects are skipped (orders are kept, anonymized), and so are subjects the vault
+    has no key for (bronze.rejected_events lists them). Fails after files land and
+    before the next build (meta.fix). -#}
+{%- set entities = [
+    {'name': 'patients', 'key': 'patient_id', 'subject': 'patient_id', 'keyed': true, 'anonymize': false},
+    {'name': 'encounters', 'key': 'encounter_id', 'subject': 'patient_id', 'keyed': false, 'anonymize': false},
+    {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false},
+    {'name': 'clicks', 'key': 'click_id', 'subject': 'user_id', 'keyed': false, 'anonymize': false},
+    {'name': 'orders', 'key': 'order_id', 'subject': 'user_id', 'keyed': false, 'anonymize': true},
+] -%}
+
+with vault as (
+    select subject_id from {{ ref('privacy_subject_keys') }}
+),
+
+{% for entity in entities %}
+{{ entity.name }}_newest as (
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key) }}
+),
+
+{{ entity.name }}_expected as (
+    select
+        newest.{{ entity.key }} as record_key,
+        newest._source_ts as source_updated_at,
+        newest.event_op_rank as source_op_rank
+    from {{ entity.name }}_newest as newest
+    {% if entity.keyed -%}
+    inner join vault on newest.{{ entity.key }} = vault.subject_id
+    {% endif -%}
+    {% if not entity.anonymize -%}
+    where {{ gdpr_lakehouse.not_tombstoned('newest.' ~ entity.subject) }}
+    {%- endif %}
+),
+
+{{ entity.name }}_differences as (
+    select
+        '{{ entity.name }}' as entity,
+        coalesce(expected.record_key, applied.{{ entity.key }}) as record_key,
+        expected.source_updated_at as expected_source_time,
+        applied.source_updated_at as bronze_source_time
+    from {{ entity.name }}_expected as expected
+    full outer join {{ ref('bronze_' ~ entity.name) }} as applied
+        on expected.record_key = applied.{{ entity.key }}
+    where
+        expected.record_key is null
+        or applied.{{ entity.key }} is null
+        or expected.source_updated_at != applied.source_updated_at
+        or expected.source_op_rank != applied.source_op_rank
+),
+
+{% endfor %}
+differences as (
+    {%- for entity in entities %}
+    select * from {{ entity.name }}_differences
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
+)
+
+select * from differences
