@@ -9,6 +9,9 @@ each row an event with ``_op`` (insert | update | delete) and ``_source_ts`` (UT
 hospital EHR and a web shop would emit them. Batch 1 is the initial load (with some
 same-day updates and deletes); batch k > 1 updates ~10% of patients and users, deletes
 ~1%, adds ~5% new ones, and appends new encounters, clicks and orders.
+``--late-fraction F`` dates a share F of a batch's updates 1 to 3 days back, as a
+source system that delivers late does (bronze applies each only where it is newer
+than the key's state: python -m python_jobs.cdc_oracle says what to expect).
 
 The same (seed, batch, sizes) always writes the same bytes of data, so a rerun is a
 no-op for the lakehouse. Names, e-mails (example.* domains), phone numbers (drama
@@ -244,7 +247,11 @@ class Batch:
                         ("lang", self.rng.choice(LANGS)),
                     ]
                 )
-            self.emit(entity, "update", row, self.ts(8) + timedelta(hours=10))
+            when = self.ts(8) + timedelta(hours=10)
+            if self.args.late_fraction and self.rng.random() < self.args.late_fraction:
+                # a late event: it happened 1 to 3 days before this batch
+                when -= timedelta(days=self.rng.randint(1, 3))
+            self.emit(entity, "update", row, when)
         key = "patient_id" if entity == "patients" else "user_id"
         prefix = "P" if entity == "patients" else "U"
         for n in deleted:
@@ -331,8 +338,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--encounters-per-patient", type=int, default=3)
     parser.add_argument("--clicks-per-user", type=int, default=8)
     parser.add_argument("--orders-per-user", type=int, default=2)
+    parser.add_argument(
+        "--late-fraction",
+        type=float,
+        default=0.0,
+        help="share of this batch's updates that arrive late: their source time is 1 to 3 "
+        "days before the batch (default 0)",
+    )
     parser.add_argument("--landing", type=Path, help="landing folder (default <state>/landing)")
     args = parser.parse_args(argv)
+    if not 0.0 <= args.late_fraction <= 1.0:
+        parser.error(f"--late-fraction must be between 0 and 1, got {args.late_fraction}")
     if args.users is None:
         args.users = max(1, args.patients // 2)
     for name in ("patients", "users", "batch"):

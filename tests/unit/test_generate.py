@@ -73,3 +73,70 @@ def test_bad_arguments_are_refused(tmp_path: Path, args: list[str]) -> None:
         generate.main(["--landing", str(tmp_path), *args])
     assert exit_info.value.code == 2
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_late_events_are_dated_back_and_the_oracle_applies_only_newer_ones(
+    tmp_path: Path,
+) -> None:
+    """--late-fraction dates updates back into earlier batches' days; the oracle keeps,
+    per key, the newest event whatever file it came in."""
+    from python_jobs import cdc_oracle
+
+    for batch in ("1", "2", "3"):
+        args = ["--landing", str(tmp_path), "--patients", "200", "--batch", batch]
+        assert generate.main([*args, "--late-fraction", "0.5" if batch == "3" else "0"]) == 0
+    folder = tmp_path / "patients"
+    events = list(cdc_oracle.events(folder, "patient_id"))
+    earlier = max(e.ts for e in events if e.file != "batch-0003.parquet" and e.ts)
+    late = [e for e in events if e.file == "batch-0003.parquet" and e.op == "update"]
+    dated_back = [e for e in late if e.ts < earlier]
+    assert 0.3 * len(late) < len(dated_back) < 0.7 * len(late)
+
+    state = cdc_oracle.expected_state(folder, "patient_id")
+    for event in late:
+        newest = max(
+            (e for e in events if e.key == event.key and e.issue is None),
+            key=lambda e: e.sequence,
+        )
+        if newest.op == "delete":
+            assert event.key not in state
+        else:
+            assert state[event.key] == newest
+    # a late update older than the key's state is not what the key holds
+    stale = [e for e in dated_back if state.get(e.key) not in (None, e)]
+    assert stale, "some late updates should be older than their key's state"
+
+
+def test_the_oracle_orders_ties_and_rejects_what_bronze_rejects(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from python_jobs import cdc_oracle
+
+    when = datetime(2026, 1, 5, tzinfo=UTC)
+    folder = tmp_path / "patients"
+    folder.mkdir()
+
+    def land(name: str, rows: list[tuple]) -> None:
+        table = [
+            dict.fromkeys(generate.SCHEMAS["patients"].names)
+            | {"patient_id": key, "city": city, "_op": op, "_source_ts": ts}
+            for key, city, op, ts in rows
+        ]
+        pq.write_table(
+            generate.pa.Table.from_pylist(table, schema=generate.SCHEMAS["patients"]),
+            folder / name,
+        )
+
+    land("b.parquet", [("P1", "B", "U", when), ("P2", "x", "insert", when)])
+    land(
+        "a.parquet", [("P1", "A", "update", when), ("P2", None, " d", when), (None, "n", "c", when)]
+    )
+    land(".hidden.parquet", [("P3", "h", "insert", when)])
+    land("c.parquet", [("P4", "t", "merge", when), ("P5", "t", "r", None)])
+    state = cdc_oracle.expected_state(folder, "patient_id")
+    assert {k: e.values["city"] for k, e in state.items()} == {"P1": "B"}
+    assert cdc_oracle.rejected(folder, "patient_id") == [
+        ("a.parquet", 2, "missing key"),
+        ("c.parquet", 0, cdc_oracle.UNKNOWN_OP),
+        ("c.parquet", 1, "missing source time"),
+    ]
