@@ -36,12 +36,34 @@ def _raise(message: str) -> None:
     raise _CompilerError(message)
 
 
+class _Return(Exception):
+    """dbt's return(): the macro's value is the object, not its rendered text."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+def _return(value: Any) -> None:
+    raise _Return(value)
+
+
+def _returning(macro: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return macro(*args, **kwargs)
+        except _Return as returned:
+            return returned.value
+
+    return call
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
     env.globals.update(
         {
             "adapter": SimpleNamespace(dispatch=_dispatch),
-            "return": lambda value: value,
+            "return": _return,
             "modules": SimpleNamespace(re=re),
             "exceptions": SimpleNamespace(raise_compiler_error=_raise),
             "var": lambda name, default=None: default,
@@ -69,7 +91,7 @@ def _load() -> None:
             pass
         for name, value in context.vars.items():
             if not name.startswith("__"):
-                _MACROS[name] = value
+                _MACROS[name] = _returning(value) if callable(value) else value
 
 
 def __getattr__(name: str) -> Any:

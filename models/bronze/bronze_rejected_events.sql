@@ -9,13 +9,7 @@
     not listed (orders: listed without the user, as bronze keeps them anonymized).
     Stale events (older than the key's state) are applied by being ignored: not here.
 -#}
-{%- set entities = [
-    {'name': 'patients', 'key': 'patient_id', 'subject': 'patient_id', 'keyed': true, 'anonymize': false},
-    {'name': 'encounters', 'key': 'encounter_id', 'subject': 'patient_id', 'keyed': false, 'anonymize': false},
-    {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false},
-    {'name': 'clicks', 'key': 'click_id', 'subject': 'user_id', 'keyed': false, 'anonymize': false},
-    {'name': 'orders', 'key': 'order_id', 'subject': 'user_id', 'keyed': false, 'anonymize': true},
-] -%}
+{%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
 with vault as (
     select subject_id from {{ ref('privacy_subject_keys') }}

@@ -5,13 +5,7 @@
     subjects are skipped (orders are kept, anonymized), and so are subjects the vault
     has no key for (bronze.rejected_events lists them). Fails after files land and
     before the next build (meta.fix). -#}
-{%- set entities = [
-    {'name': 'patients', 'key': 'patient_id', 'subject': 'patient_id', 'keyed': true, 'anonymize': false},
-    {'name': 'encounters', 'key': 'encounter_id', 'subject': 'patient_id', 'keyed': false, 'anonymize': false},
-    {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false},
-    {'name': 'clicks', 'key': 'click_id', 'subject': 'user_id', 'keyed': false, 'anonymize': false},
-    {'name': 'orders', 'key': 'order_id', 'subject': 'user_id', 'keyed': false, 'anonymize': true},
-] -%}
+{%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
 with vault as (
     select subject_id from {{ ref('privacy_subject_keys') }}
