@@ -86,3 +86,24 @@ def test_bad_arguments_are_refused_before_anything_starts(
     done = _bench(tmp_path, *args)
     assert done.returncode == 2 and message in done.stderr
     assert not (tmp_path / "lakehouse").exists()
+
+
+def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path) -> None:
+    """bench/ingestion.py end to end on the smallest sizes: its figures are printed and
+    written, not judged (the README has the full run's)."""
+    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse")}
+    out = tmp_path / "ingestion.json"
+    args = ["--landed", "1", "--patients", "20", "--scale-patients", "20", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "bench/ingestion.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert [row["landed"] for row in report["incremental"]] == [1]
+    assert report["throughput"]["events"] > 100 and report["throughput"]["wall_s"] > 0
+    assert "One new batch" in done.stdout and "landing events" in done.stdout
