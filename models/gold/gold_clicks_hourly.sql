@@ -3,45 +3,81 @@
         materialized='incremental',
         unique_key=['clicked_hour', 'device'],
         full_refresh=false,
+        on_schema_change='append_new_columns',
     )
 }}
 
-{#- Anonymous clicks per hour and device (the guide's clicks_hourly): additive over
-    the clicks that arrived since the last run, so erasure never lowers it. -#}
-with clicks as (
-    select * from {{ ref('silver_clicks') }}
-    {% if is_incremental() %}
-    where ingested_at > (select coalesce(max(consumed.last_ingested_at), timestamp '1900-01-01 00:00:00') from {{ this }} as consumed)
-    {% endif %}
+{#-
+    Anonymous clicks per hour and device (the guide's clicks_hourly), kept through
+    erasure as gold_encounters_monthly is: every click in silver_clicks now (recounted
+    at one pinned version each run) plus every click an erasure deleted from silver
+    (read once from that erasure's Change Data Feed, kept in erased_click_count).
+    Checked by the compliance test gold_clicks_hourly_equals_recompute.
+-#}
+{%- set upstream = ref('silver_clicks') -%}
+{%- set latest = gdpr_lakehouse.latest_delta_version(upstream) | int -%}
+{%- set consumed = gdpr_lakehouse.consumed_version(this if is_incremental() else none) | int -%}
+{%- set columns = ['clicked_at', 'device'] %}
+
+with live as (
+    select
+        {{ columns | join(', ') }},
+        1 as live_count
+    from {{ upstream }} version as of {{ [latest, 0] | max }}  -- noqa: AL01,AL05,RF04
 ),
 
-arrived as (
+erased as (
+    {{ gdpr_lakehouse.erased_changes(upstream, consumed, latest, columns) }}
+),
+
+clicks as (
+    select * from live
+    union all
+    select
+        {{ columns | join(', ') }},
+        0 as live_count
+    from erased
+),
+
+counted as (
     select
         date_trunc('hour', clicked_at) as clicked_hour,
-        device,
-        count(*) as click_count,
-        max(ingested_at) as last_ingested_at
+        coalesce(device, 'unknown') as device,
+        sum(live_count) as live_count,
+        sum(1 - live_count) as erased_count
     from clicks
     group by 1, 2
 ),
 
+{% if is_incremental() %}
+{#- every hour counted before too: one whose last live click left keeps its erased count -#}
+merged as (
+    select
+        coalesce(counted.clicked_hour, kept.clicked_hour) as clicked_hour,
+        coalesce(counted.device, kept.device) as device,
+        coalesce(counted.live_count, 0) as live_count,
+        coalesce(counted.erased_count, 0) {% if consumed >= 0 %}+ coalesce(kept.erased_click_count, 0){% endif %} as erased_count
+    from counted
+    full outer join {{ this }} as kept
+        on
+            counted.clicked_hour = kept.clicked_hour
+            and counted.device = kept.device
+),
+{% else %}
+merged as (
+    select * from counted
+),
+{% endif %}
+
 final as (
     select
-        arrived.clicked_hour,
-        arrived.device,
-        {% if is_incremental() %}
-        coalesce(running.click_count, 0) + arrived.click_count as click_count,
-        {% else %}
-        arrived.click_count,
-        {% endif %}
-        arrived.last_ingested_at
-    from arrived
-    {% if is_incremental() %}
-    left join {{ this }} as running
-        on
-            arrived.clicked_hour = running.clicked_hour
-            and arrived.device = running.device
-    {% endif %}
+        clicked_hour,
+        device,
+        cast(live_count + erased_count as bigint) as click_count,
+        cast(erased_count as bigint) as erased_click_count,
+        cast({{ latest }} as bigint) as source_version
+        {{- gdpr_lakehouse.retired_columns(['clicked_hour', 'device', 'click_count', 'erased_click_count', 'source_version']) }}
+    from merged
 )
 
 select * from final

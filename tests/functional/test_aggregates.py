@@ -1,0 +1,189 @@
+"""Gold's anonymous aggregates stay exact through updates, deletes, late quality and erasure.
+
+gold_encounters_monthly counts every clean encounter in silver now, plus the encounters
+an erasure deleted from silver (kept by design: an anonymous aggregate survives
+erasure). The table starts as the previous version of the model left it (an upgrade).
+Hand-made landing events in admission months of 2001 (no other suite uses
+them) drive it through a corrected encounter (counted once, in its new group), a source
+delete (subtracted), an encounter whose patient lands one batch later (counted when it
+passes quality) and an erasure (still counted, as erased). After each build the
+aggregate equals a count made here from the events, and the compliance test
+gold_encounters_monthly_equals_recompute passes (it fails while silver has changed
+and gold has not been rebuilt).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import generate
+from python_jobs.project import landing_dir
+from tests.dbt_harness import DbtProject, build_once
+
+pytestmark = pytest.mark.functional
+
+PREFIX = "aggregate-"
+JANUARY = datetime(2001, 1, 10, 8, 0, tzinfo=UTC)
+FEBRUARY = datetime(2001, 2, 10, 8, 0, tzinfo=UTC)
+BASELINE = (
+    "delta.enableChangeDataFeed",
+    "delta.enableDeletionVectors",
+    "delta.logRetentionDuration",
+    "delta.deletedFileRetentionDuration",
+)
+BUILD = ("run", "--select", "+gold_encounters_monthly", "+gold_clicks_hourly")
+
+
+def _patient(number: int, ts: datetime) -> dict:
+    return {
+        "patient_id": f"P{number:07d}",
+        "full_name": "Test Person",
+        "email": f"p{number}@example.org",
+        "phone": "+44 7700 900000",
+        "national_id": f"ZZ{number}X",
+        "birth_date": None,
+        "address": "1 Quay Lane",
+        "city": "Eastmoor",
+        "insurer": "Civic Care",
+        "_op": "insert",
+        "_source_ts": ts,
+    }
+
+
+def _encounter(
+    number: int, patient: int, op: str, ts: datetime, month: datetime, dept: str, cost: float
+) -> dict:
+    return {
+        "encounter_id": f"E81{number:07d}",
+        "patient_id": f"P{patient:07d}",
+        "admitted_at": month,
+        "diagnosis_code": "I21.9",
+        "department_id": dept,
+        "cost": cost,
+        "_op": op,
+        "_source_ts": ts,
+    }
+
+
+def _land(entity: str, name: str, rows: list[dict]) -> None:
+    table = pa.Table.from_pylist(rows, schema=generate.SCHEMAS[entity])
+    pq.write_table(table, landing_dir() / entity / f"{PREFIX}{name}.parquet")
+
+
+def _gold(spark: SparkSession) -> dict[tuple, tuple]:
+    rows = spark.sql(
+        "select date_format(admitted_month, 'yyyy-MM') as month, department_id, "
+        "encounter_count, total_cost from gold.encounters_monthly "
+        "where year(admitted_month) = 2001 and encounter_count != 0"
+    ).collect()
+    return {
+        (r["month"], r["department_id"]): (r["encounter_count"], float(r["total_cost"]))
+        for r in rows
+    }
+
+
+def _as_an_older_version_left_it(spark: SparkSession) -> None:
+    """gold.encounters_monthly as the version before this one left it: a high-water
+    mark column, no erased counts, every count off by one."""
+    table = "gold.encounters_monthly"
+    kept = ", ".join(
+        f"'{row['key']}' = '{row['value']}'"
+        for row in spark.sql(f"show tblproperties {table}").collect()
+        if row["key"] in BASELINE
+    )
+    rows = spark.sql(
+        "select admitted_month, icd10_chapter, department_id, encounter_count + 1, total_cost, "
+        f"timestamp'2000-01-01 00:00:00' from {table}"
+    ).collect()
+    schema = (
+        "admitted_month timestamp, icd10_chapter string, department_id string, "
+        "encounter_count bigint, total_cost decimal(22,2), last_ingested_at timestamp"
+    )
+    spark.sql(f"create or replace table {table} ({schema}) using delta tblproperties ({kept})")
+    spark.createDataFrame(rows, schema).writeTo(table).append()
+
+
+def _passes(dbt: DbtProject, test: str) -> bool:
+    result = dbt.invoke("test", "--select", test, expect_success=False)
+    statuses = [str(r.status) for r in result.result.results if r.node.resource_type == "test"]
+    assert statuses in (["pass"], ["fail"]), statuses
+    return statuses == ["pass"]
+
+
+@pytest.fixture(scope="module")
+def t0(dbt: DbtProject, spark: SparkSession) -> datetime:
+    build_once(dbt, spark)
+    for entity in ("patients", "encounters"):
+        for stale in (landing_dir() / entity).glob(f"{PREFIX}*"):
+            stale.unlink()
+    return datetime.now(UTC) - timedelta(days=1)
+
+
+def test_anonymous_aggregates_equal_a_recount_through_updates_deletes_and_erasure(
+    t0: datetime, dbt: DbtProject, spark: SparkSession
+) -> None:
+    second = timedelta(seconds=1)
+    # an upgrade: the first build recounts the table an older version left
+    _as_an_older_version_left_it(spark)
+    _land("patients", "1", [_patient(8100001, t0), _patient(8100002, t0)])
+    _land(
+        "encounters",
+        "1",
+        [
+            _encounter(1, 8100001, "insert", t0, JANUARY, "CARD", 100.0),
+            _encounter(2, 8100001, "insert", t0, JANUARY, "CARD", 200.0),
+            _encounter(3, 8100002, "insert", t0, JANUARY, "CARD", 400.0),
+            _encounter(4, 8100002, "insert", t0, FEBRUARY, "ONCO", 800.0),
+            # its patient lands in the next batch: quarantined until then
+            _encounter(5, 8100003, "insert", t0, FEBRUARY, "ONCO", 1600.0),
+        ],
+    )
+    dbt.invoke(*BUILD)
+    assert _gold(spark) == {("2001-01", "CARD"): (3, 700.0), ("2001-02", "ONCO"): (1, 800.0)}
+
+    _land("patients", "2", [_patient(8100003, t0 + second)])
+    _land(
+        "encounters",
+        "2",
+        [
+            # corrected: another department and cost; counted once, in its new group
+            _encounter(1, 8100001, "update", t0 + second, JANUARY, "NEUR", 150.0),
+            # deleted at the source: no longer counted
+            _encounter(2, 8100001, "delete", t0 + second, JANUARY, "CARD", 200.0),
+        ],
+    )
+    # silver has the changes, gold not yet: the compliance test sees the difference
+    dbt.invoke("run", "--select", "+silver_encounters")
+    assert not _passes(dbt, "gold_encounters_monthly_equals_recompute")
+    dbt.invoke(*BUILD)
+    assert _gold(spark) == {
+        ("2001-01", "CARD"): (1, 400.0),
+        ("2001-01", "NEUR"): (1, 150.0),
+        ("2001-02", "ONCO"): (2, 2400.0),
+    }
+    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
+
+    # an erased patient's encounters leave silver and stay counted, as erased
+    dbt.operation("gdpr_erase", {"subject_ids": ["P8100002"], "reason": "aggregate suite"})
+    dbt.invoke(*BUILD)
+    assert _gold(spark) == {
+        ("2001-01", "CARD"): (1, 400.0),
+        ("2001-01", "NEUR"): (1, 150.0),
+        ("2001-02", "ONCO"): (2, 2400.0),
+    }
+    erased = spark.sql(
+        "select sum(erased_encounter_count) from gold.encounters_monthly "
+        "where year(admitted_month) = 2001"
+    ).first()[0]
+    assert erased == 2
+    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
+    assert _passes(dbt, "gold_clicks_hourly_equals_recompute")
+
+    # a second build with nothing new changes no count
+    dbt.invoke(*BUILD)
+    assert _gold(spark)[("2001-02", "ONCO")] == (2, 2400.0)
