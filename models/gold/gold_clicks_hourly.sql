@@ -75,8 +75,7 @@ final as (
         device,
         cast(live_count + erased_count as bigint) as click_count,
         cast(erased_count as bigint) as erased_click_count,
-        cast({{ latest }} as bigint) as source_version
-        {{- gdpr_lakehouse.retired_columns(['clicked_hour', 'device', 'click_count', 'erased_click_count', 'source_version']) }}
+        cast({{ latest }} as bigint) as source_version{{ gdpr_lakehouse.retired_columns(['clicked_hour', 'device', 'click_count', 'erased_click_count', 'source_version']) }}  -- noqa: LT02
     from merged
 )
 

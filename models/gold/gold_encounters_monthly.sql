@@ -95,8 +95,7 @@ final as (
         cast(live_cost + erased_cost as decimal(22, 2)) as total_cost,
         cast(erased_count as bigint) as erased_encounter_count,
         cast(erased_cost as decimal(22, 2)) as erased_total_cost,
-        cast({{ latest }} as bigint) as source_version
-        {{- gdpr_lakehouse.retired_columns(['admitted_month', 'icd10_chapter', 'department_id', 'encounter_count', 'total_cost', 'erased_encounter_count', 'erased_total_cost', 'source_version']) }}
+        cast({{ latest }} as bigint) as source_version{{ gdpr_lakehouse.retired_columns(['admitted_month', 'icd10_chapter', 'department_id', 'encounter_count', 'total_cost', 'erased_encounter_count', 'erased_total_cost', 'source_version']) }}  -- noqa: LT02
     from merged
 )
 
