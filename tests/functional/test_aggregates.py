@@ -6,7 +6,8 @@ erasure). The table starts as the previous version of the model left it (an upgr
 Hand-made landing events in admission months of 2001 (no other suite uses
 them) drive it through a corrected encounter (counted once, in its new group), a source
 delete (subtracted), an encounter whose patient lands one batch later (counted when it
-passes quality) and an erasure (still counted, as erased). After each build the
+passes quality), an erasure (still counted, as erased) and a restore of silver to
+before that erasure (re-erased, not counted twice). After each build the
 aggregate equals a count made here from the events, and the compliance test
 gold_encounters_monthly_equals_recompute passes (it fails while silver has changed
 and gold has not been rebuilt).
@@ -85,6 +86,13 @@ def _gold(spark: SparkSession) -> dict[tuple, tuple]:
         (r["month"], r["department_id"]): (r["encounter_count"], float(r["total_cost"]))
         for r in rows
     }
+
+
+def _erased(spark: SparkSession) -> int:
+    return spark.sql(
+        "select sum(erased_encounter_count) from gold.encounters_monthly "
+        "where year(admitted_month) = 2001"
+    ).first()[0]
 
 
 def _as_an_older_version_left_it(spark: SparkSession) -> None:
@@ -169,21 +177,23 @@ def test_anonymous_aggregates_equal_a_recount_through_updates_deletes_and_erasur
     assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
 
     # an erased patient's encounters leave silver and stay counted, as erased
+    before = spark.sql("describe history silver.encounters limit 1").first()["version"]
     dbt.operation("gdpr_erase", {"subject_ids": ["P8100002"], "reason": "aggregate suite"})
     dbt.invoke(*BUILD)
-    assert _gold(spark) == {
+    counts = {
         ("2001-01", "CARD"): (1, 400.0),
         ("2001-01", "NEUR"): (1, 150.0),
         ("2001-02", "ONCO"): (2, 2400.0),
     }
-    erased = spark.sql(
-        "select sum(erased_encounter_count) from gold.encounters_monthly "
-        "where year(admitted_month) = 2001"
-    ).first()[0]
-    assert erased == 2
+    assert _gold(spark) == counts
+    assert _erased(spark) == 2
     assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
     assert _passes(dbt, "gold_clicks_hourly_equals_recompute")
 
-    # a second build with nothing new changes no count
+    # silver restored to before the erasure: restore_version erases the patient again,
+    # and that re-erasure is not counted a second time
+    dbt.operation("restore_version", {"model": "silver_encounters", "version": before})
     dbt.invoke(*BUILD)
-    assert _gold(spark)[("2001-02", "ONCO")] == (2, 2400.0)
+    assert _gold(spark) == counts
+    assert _erased(spark) == 2
+    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
