@@ -35,12 +35,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The adversarial catalogue after the functional suites (it attacks whatever
-    lakehouse they leave, and its erasures must not change the counts they assert),
-    the audit suite last: it audits the lakehouse every other suite has ingested into,
-    erased from, restored and purged (a stable sort keeps every other order)."""
+    """test_build first: it asserts every commit of every relation comes from its own
+    two builds and every count from the landing zone, so it needs a lakehouse no
+    other suite has written to (the suites after it reuse what it built). The
+    adversarial catalogue after the functional suites (it attacks whatever lakehouse
+    they leave, and its erasures must not change the counts they assert), the audit
+    suite last: it audits the lakehouse every other suite has ingested into, erased
+    from, restored and purged (a stable sort keeps every other order)."""
     items.sort(
-        key=lambda item: (item.path.name == "test_audit.py", "adversarial" in item.path.parts)
+        key=lambda item: (
+            item.path.name == "test_audit.py",
+            "adversarial" in item.path.parts,
+            item.path.name != "test_build.py",
+        )
     )
 
 

@@ -8,29 +8,36 @@
     named in the log (its rows are then no longer counted) and left out.
 #}
 {% macro erased_changes(upstream, consumed, latest, columns) -%}
-    {%- set versions = [] -%}
+    {%- set found = {'readable': [], 'lost': []} -%}
     {%- if execute and latest > consumed -%}
-        {%- set history = gdpr_lakehouse.delta_history(upstream) -%}
-        {%- set readable_from = gdpr_lakehouse._cdf_readable_from_history(history) | int -%}
-        {%- for commit in history | reverse
-            if commit.version > consumed and commit.version <= latest
-            and commit.tag.get('purpose') == 'erase' and commit.operation in ('DELETE', 'MERGE') -%}
-            {%- if commit.version < readable_from -%}
-                {%- do log(this ~ ": the erasure at version " ~ commit.version ~ " of " ~ upstream ~ " can no longer be read "
-                    ~ "(a VACUUM deleted its change files before this model consumed it); its rows are not counted as erased", info=true) -%}
-            {%- else -%}
-                {%- do versions.append(commit.version) -%}
-            {%- endif -%}
-        {%- endfor -%}
+        {%- set found = gdpr_lakehouse._erasure_versions(gdpr_lakehouse.delta_history(upstream), consumed, latest) -%}
     {%- endif -%}
-    {%- if versions -%}
-        {%- for version in versions %}
+    {%- for version in found.lost -%}
+        {%- do log(this ~ ": the erasure at version " ~ version ~ " of " ~ upstream ~ " can no longer be read "
+            ~ "(a VACUUM deleted its change files before this model consumed it); its rows are not counted as erased", info=true) -%}
+    {%- endfor -%}
+    {%- if found.readable -%}
+        {%- for version in found.readable %}
     select {{ columns | join(', ') }} from table_changes('{{ upstream }}', {{ version }}, {{ version }}) where _change_type = 'delete'
             {%- if not loop.last %} union all{% endif %}
         {%- endfor %}
     {%- else %}
     select {{ columns | join(', ') }} from {{ upstream }} where false
     {%- endif -%}
+{%- endmacro %}
+
+{#- Of a history (delta_history), the versions consumed + 1 .. latest where gdpr_erase
+    deleted rows, oldest first: {readable: [...], lost: [...]}, lost being those whose
+    change files a VACUUM has deleted. -#}
+{% macro _erasure_versions(history, consumed, latest) -%}
+    {%- set readable_from = gdpr_lakehouse._cdf_readable_from_history(history) | int -%}
+    {%- set found = {'readable': [], 'lost': []} -%}
+    {%- for commit in history | sort(attribute='version')
+        if commit.version > consumed and commit.version <= latest
+        and commit.tag.get('purpose') == 'erase' and commit.operation in ('DELETE', 'MERGE') -%}
+        {%- do found['readable' if commit.version >= readable_from else 'lost'].append(commit.version) -%}
+    {%- endfor -%}
+    {{ return(found) }}
 {%- endmacro %}
 
 {#- The upstream version an incremental CDF consumer has consumed (its source_version
