@@ -450,7 +450,10 @@ class AuditStream:
         history = read_history(self.spark, target.location)
         commits = [row.asDict() for row in history.collect()]
         oldest = min((c["version"] for c in commits), default=0)
-        next_version = max((audited + 1) if audited is not None else oldest, oldest)
+        next_version = (audited + 1) if audited is not None else 0
+        if next_version < oldest:
+            self.record_expired(target, next_version, oldest - 1)
+            next_version = oldest
         readable = cdf_readable_from(commits)
         identity = stream_from(commits)
         floor = max(readable, identity)
@@ -473,6 +476,36 @@ class AuditStream:
             self.catch_up(target, history, next_version, floor - 1)
             next_version = floor
         return next_version
+
+    def record_expired(self, target: Target, first: int, last: int) -> None:
+        """Versions [first, last] left the Delta log (log retention) before they were
+        audited: nothing of them can be read any more. Never skipped silently: each gets
+        one row, operation LOG EXPIRED, count_source expired, so the audit log says
+        what it cannot hold and the completeness test sees no hole."""
+        expired = self.spark.range(first, last + 1).select(
+            F.col("id").alias("version"),
+            F.lit(None).cast("timestamp").alias("timestamp"),
+            F.lit("LOG EXPIRED").alias("operation"),
+            F.lit(None).cast("map<string,string>").alias("operationParameters"),
+            F.lit(None).cast("string").alias("userMetadata"),
+        )
+        append(
+            audit_columns(
+                commit_columns(expired),
+                target,
+                F.lit(None).cast("string"),
+                F.lit(None).cast("bigint"),
+                "expired",
+            ),
+            self.sink,
+            _app_id(target, "expired"),
+            last,
+        )
+        print(
+            f"  {target.name}: versions {first}-{last} left the Delta log before they were "
+            "audited (log retention); recorded as LOG EXPIRED",
+            flush=True,
+        )
 
     def catch_up(self, target: Target, history: DataFrame, first: int, last: int) -> None:
         """Audit [first, last] from a batch read of the feed (it crosses REPLACEs)."""

@@ -11,8 +11,9 @@
 {%- endmacro %}
 
 {#- Rows for every commit version (of every audited relation, as DESCRIBE HISTORY lists
-    them now) that audit_log lacks, and for every (relation, version, change type) it
-    holds more than once. Empty when the audit is complete and exact. -#}
+    them now) that audit_log lacks, for every hole in a relation's versions from 0 up
+    (versions that left the Delta log unaudited are rows of their own, LOG EXPIRED),
+    and for every (relation, version, change type) it holds more than once. Empty when the audit is complete and exact. -#}
 {% macro audit_completeness_sql(audit_log) -%}
     {%- set expected = [] -%}
     {%- if execute -%}
@@ -33,12 +34,28 @@ with expected as (
 
 audited as (
     select relation, commit_version, change_type from {{ audit_log }}
+),
+
+-- every version of an audited relation, from 0 up, is in the log: audited, or recorded
+-- as LOG EXPIRED when it left the Delta log first; a hole is a version skipped silently
+versions as (
+    select
+        relation,
+        commit_version,
+        lag(commit_version, 1, -1) over (partition by relation order by commit_version) as previous_version
+    from (select distinct relation, commit_version from audited) as distinct_versions
+    where relation in (select relation from expected)
 )
 
 select expected.relation, expected.commit_version, 'not in the audit log' as problem
 from expected
 left anti join audited
     on audited.relation = expected.relation and audited.commit_version = expected.commit_version
+union all
+select relation, previous_version + 1 as commit_version,
+    'versions ' || (previous_version + 1) || '-' || (commit_version - 1) || ' neither audited nor recorded as expired' as problem
+from versions
+where commit_version > previous_version + 1
 union all
 select relation, commit_version, 'audited ' || count(*) || ' times (change type ' || coalesce(change_type, 'none') || ')' as problem
 from audited

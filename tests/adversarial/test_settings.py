@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from tests.dbt_harness import DbtProject, latest_versions
 
@@ -69,3 +70,33 @@ def test_free_text_cannot_reach_spark_substitution(
     assert not success, f"{macro} accepted {args}"
     assert "${" in errors, errors
     assert latest_versions(tables) == before
+
+
+def _retention(spark: SparkSession, table: str) -> str | None:
+    rows = spark.sql(f"show tblproperties {table}").collect()
+    return {row["key"]: row["value"] for row in rows}.get("delta.logRetentionDuration")
+
+
+def test_a_retention_change_reaches_the_tables_that_already_exist(
+    tables: list[Path], dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: the policy is tightened after the lakehouse was built (log retention 30
+    -> 14 days): dbt-spark sets tblproperties only when it creates a table, so every
+    incremental table and snapshot would keep the old, longer history for ever.
+    Guarantee: the next run of a model or snapshot sets the policy on its existing
+    table (a tagged commit), and a run back on the default sets it back."""
+    tightened = json.dumps({"delta_log_retention": "interval 14 days"})
+    dbt.invoke("run", "--select", "bronze_patients", "--vars", tightened)
+    dbt.invoke("snapshot", "--vars", tightened)
+    for table in ("bronze.patients", "snapshots.patients"):
+        assert _retention(spark, table) == "interval 14 days", table
+        tag = spark.sql(f"describe history {table} limit 5").collect()
+        altered = [c for c in tag if c["operation"] == "SET TBLPROPERTIES"]
+        assert altered and json.loads(altered[0]["userMetadata"])["purpose"] in (
+            "build",
+            "snapshot",
+        )
+    dbt.invoke("run", "--select", "bronze_patients")
+    dbt.invoke("snapshot")
+    for table in ("bronze.patients", "snapshots.patients"):
+        assert _retention(spark, table) == "interval 30 days", table

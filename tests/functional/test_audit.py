@@ -262,6 +262,41 @@ def test_the_completeness_test_fails_on_a_version_not_audited(
     assert _completeness(dbt)[0]
 
 
+def test_versions_that_left_the_log_unaudited_are_recorded_not_skipped(
+    sequence: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: the audit stream does not run for longer than the log retention, and
+    Delta's log cleanup deletes commits it never audited. Guarantee: the next run
+    records each lost version as LOG EXPIRED (count_source expired), never skips it
+    silently, and the completeness test passes only with those rows in the log."""
+    table = "reference.departments"
+    assert audit_stream.main(["--once"], spark) == 0
+    audited = _latest(spark, table)
+    for _ in range(22):
+        spark.sql("update reference.departments set department_name = department_name")
+    # what Delta's log cleanup does once their retention has passed: every commit file
+    # older than the newest checkpoint goes
+    location = spark.sql(f"describe detail {table}").first()["location"]
+    log = Path(location.removeprefix("file:")) / "_delta_log"
+    checkpoint = max(int(p.name[:20]) for p in log.glob("*.checkpoint.parquet"))
+    assert checkpoint > audited + 1
+    for path in log.iterdir():
+        if path.name[:20].isdigit() and int(path.name[:20]) < checkpoint:
+            path.unlink()
+    assert spark.sql(f"describe history {table}").agg({"version": "min"}).first()[0] == checkpoint
+    assert audit_stream.main(["--once"], spark) == 0
+    rows = [row for row in _audited(spark, table) if audited < row[0] < checkpoint]
+    assert [row[0] for row in rows] == list(range(audited + 1, checkpoint))
+    assert {(row[1], row[2], row[3], row[5]) for row in rows} == {
+        (None, None, "LOG EXPIRED", "expired")
+    }
+    assert {row[0] for row in _audited(spark, table)} >= set(
+        range(checkpoint, _latest(spark, table) + 1)
+    )
+    assert _duplicates(spark) == []
+    assert _completeness(dbt)[0]
+
+
 def test_a_run_killed_mid_way_resumes_with_no_gap_and_no_duplicate(
     sequence: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path
 ) -> None:
