@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit clean
+.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit bench-ingestion clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -30,6 +30,7 @@ help:
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
+	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
@@ -94,6 +95,9 @@ bench-restore: setup
 
 bench-audit: setup
 	$(PY) bench/audit.py $(BENCH_ARGS)
+
+bench-ingestion: setup
+	$(PY) bench/ingestion.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(LAKEHOUSE_DIR) target logs

@@ -39,7 +39,8 @@ PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
 OPEN = ("pending", "erasing", "failed")
 CHANGES_SQL = """
 select
-    date_format(date_trunc('{unit}', commit_timestamp), '{pattern}') as period,
+    -- versions that left the Delta log before they were audited have no known time
+    coalesce(date_format(date_trunc('{unit}', commit_timestamp), '{pattern}'), '(log expired)') as period,
     coalesce(actor, '(untagged)') as actor,
     coalesce(tool, '') as tool,
     coalesce(purpose, '') as purpose,
@@ -57,6 +58,7 @@ select to_date(commit_timestamp) as day, operation,
        coalesce(sum(case when change_type != 'update_preimage' then row_count end), 0) as rows_changed,
        count(distinct relation, commit_version) as commits
 from change_log
+where commit_timestamp is not null
 group by 1, 2
 order by 1, 2
 """
@@ -124,7 +126,8 @@ SUMMARY_SQL = """
 select
     count(distinct relation, commit_version) as commits,
     count(distinct relation) as relations,
-    count(distinct case when actor is null then concat(relation, ':', commit_version) end) as untagged,
+    count(distinct case when actor is null and operation != 'LOG EXPIRED' then concat(relation, ':', commit_version) end) as untagged,
+    count(distinct case when operation = 'LOG EXPIRED' then concat(relation, ':', commit_version) end) as expired,
     min(commit_timestamp) as first_commit,
     max(commit_timestamp) as last_commit
 from change_log
@@ -366,6 +369,10 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                 [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
+                ],
+                [
+                    "versions that left the Delta log before they were audited (LOG EXPIRED)",
+                    str(s["expired"] or 0),
                 ],
             ],
         ),

@@ -263,7 +263,7 @@ def test_the_completeness_test_fails_on_a_version_not_audited(
 
 
 def test_versions_that_left_the_log_unaudited_are_recorded_not_skipped(
-    sequence: dict, dbt: DbtProject, spark: SparkSession
+    sequence: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path
 ) -> None:
     """Attack: the audit stream does not run for longer than the log retention, and
     Delta's log cleanup deletes commits it never audited. Guarantee: the next run
@@ -295,6 +295,15 @@ def test_versions_that_left_the_log_unaudited_are_recorded_not_skipped(
     )
     assert _duplicates(spark) == []
     assert _completeness(dbt)[0]
+    # the report says so, and its per-day chart is not thrown by versions with no time
+    out = tmp_path / "report"
+    assert report.main(["--output-dir", str(out)], spark) == 0
+    changes = (out / "changes.csv").read_text().splitlines()
+    assert any(line.startswith("(log expired),") and ",LOG EXPIRED," in line for line in changes)
+    assert (
+        "left the Delta log before they were audited (LOG EXPIRED)"
+        in (out / "gdpr_report.md").read_text()
+    )
 
 
 def test_a_run_killed_mid_way_resumes_with_no_gap_and_no_duplicate(
