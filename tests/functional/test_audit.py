@@ -392,3 +392,22 @@ def test_report_lists_changes_and_alerts_on_overdue_requests(
     for path in out.glob("*.csv"):
         text = path.read_text()
         assert user_id not in text and sequence["patient_id"] not in text, path.name
+
+
+def test_the_completeness_test_fails_on_a_hole_in_the_audited_versions(
+    sequence: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Known-bad fixture for the hole check: a version audited past versions that are
+    neither audited nor recorded as LOG EXPIRED. Last in the module: the audit log is
+    append-only, so the planted row stays."""
+    assert audit_stream.main(["--once"], spark) == 0
+    assert _completeness(dbt)[0]
+    table = "reference.departments"
+    planted = _latest(spark, table) + 3
+    spark.sql(
+        f"insert into {SINK} (relation, commit_version, operation, count_source) "
+        f"values ('{table}', {planted}, 'WRITE', 'history')"
+    )
+    passed, messages = _completeness(dbt)
+    assert not passed
+    assert "Got 1 result" in messages, messages
