@@ -44,10 +44,39 @@
             {%- do gdpr_lakehouse.print_table('Built ' ~ lines | length ~ ' Delta relation(s):',
                 ['relation', 'version', 'operation', 'rows (merge: +ins ~upd -del)'], lines) -%}
         {%- endif -%}
+        {%- do gdpr_lakehouse._print_landing_files(results) -%}
         {%- do gdpr_lakehouse._print_rejected(results) -%}
     {%- endif -%}
     {%- do gdpr_lakehouse._print_fixes(results) -%}
     {{ return('') }}
+{%- endmacro %}
+
+{#- The landing files this run listed (bronze.landing_batch) and what the ledger says
+    of them; every rejected file of the ledger with its reason. -#}
+{% macro _print_landing_files(results) -%}
+    {%- set batch_results = results | selectattr('node.name', 'equalto', 'bronze_landing_batch')
+        | selectattr('status', 'equalto', 'success') | list -%}
+    {%- if batch_results -%}
+        {%- set ledger_node = graph.nodes.get('model.' ~ project_name ~ '.bronze_landing_ledger') -%}
+        {%- set batch = api.Relation.create(schema=batch_results[0].node.schema, identifier=batch_results[0].node.alias) -%}
+        {%- set ledger = api.Relation.create(schema=ledger_node.schema, identifier=ledger_node.alias) -%}
+        {%- set counts = run_query('select count(*) as listed, count(ledger.file_path) as recorded, '
+            ~ "count_if(ledger.status = 'ingested') as ingested, coalesce(sum(case when ledger.status = 'ingested' then ledger.rows_read end), 0) as events "
+            ~ 'from ' ~ batch ~ ' as batch left join ' ~ ledger ~ ' as ledger on batch.file_path = ledger.file_path '
+            ~ 'and ledger.recorded_at >= batch.listed_at').rows[0] -%}
+        {%- do print('') -%}
+        {%- do print('Landing files: ' ~ counts['listed'] ~ ' new or changed, ' ~ counts['ingested'] ~ ' ingested ('
+            ~ counts['events'] ~ ' events), ' ~ (counts['listed'] - counts['recorded']) ~ ' not recorded (their bronze model did not run)') -%}
+        {%- set lines = [] -%}
+        {%- for row in run_query("select entity, element_at(split(file_path, '/'), -1) as file, issue from " ~ ledger
+                                 ~ " where status = 'rejected' and file_path in (select file_path from " ~ batch ~ ") order by entity, file") -%}
+            {%- do lines.append([row['entity'], row['file'], row['issue']]) -%}
+        {%- endfor -%}
+        {%- if lines -%}
+            {%- do gdpr_lakehouse.print_table('Landing: ' ~ lines | length ~ ' file(s) rejected, listed in ' ~ ledger
+                ~ ' (read again at every build until fixed):', ['entity', 'file', 'issue'], lines) -%}
+        {%- endif -%}
+    {%- endif -%}
 {%- endmacro %}
 
 {#- Landing events a model of this run lists as not applied (meta.report:

@@ -1,12 +1,14 @@
 {#
     CDC events of a landing table, in the order bronze applies them.
 
-    cdc_events(relation, key): every event, with
+    cdc_events(relation, key, batch_only): every event (batch_only: only those of this
+    build's landing files, macros/landing/landing_batch.sql), with
         event_op        insert | update | delete (case-insensitive; Debezium's c and r
                         read as insert, u as update, d as delete), null when unknown
-        event_op_rank   0 insert, 1 update, 2 delete
         event_file      the landing file's name, event_row its row index in the file
-        event_issue     the first rule the event breaks, null when it can be applied
+
+    cdc_valid_events(relation, key, batch_only): the events that can be applied (no
+    rule of cdc_event_issue broken), with event_op_rank 0 insert, 1 update, 2 delete.
 
     cdc_latest_events(relation, key): per key, the newest valid event. An event is
     newer than another when its _source_ts is later; at one _source_ts a delete beats
@@ -14,12 +16,16 @@
     the file. That order is total and depends on the landing files only, never on the
     order they arrived in, so late events, the same second split over two files, a
     backfill, batches landed out of order and a replayed file all give the same state.
-    Every run reads every landing event: a delete stays in the landing zone, so an
-    older insert landing after it never brings the row back. Incremental runs MERGE
-    only events newer than the row's state (config cdc_sequence_by); the first run
-    drops keys whose newest event is a delete.
+    The first run reads every landing file and drops keys whose newest event is a
+    delete. An incremental run reads only this build's new files, MERGEs only events
+    newer than the row's state (config cdc_sequence_by) and ignores an event older than
+    the key's delete marker (bronze.cdc_deletes): an older insert landing after a
+    delete never brings the row back.
 #}
-{% macro cdc_events(relation, key) -%}
+{% macro cdc_events(relation, key, batch_only=false) -%}
+    {#- every reader of landing events depends on the batch and its ledger -#}
+    {%- do ref('bronze_landing_batch') -%}
+    {%- do ref('bronze_landing_ledger') -%}
     select
         events.*,
         case lower(trim(events._op))
@@ -30,6 +36,9 @@
         events._metadata.file_name as event_file,
         events._metadata.row_index as event_row
     from {{ relation }} as events
+    {%- if batch_only %}
+    where {{ gdpr_lakehouse.landing_batch_predicate(relation.identifier, 'events') }}
+    {%- endif %}
 {%- endmacro %}
 
 {#- The rule an event of cdc_events() breaks, or null. -#}
@@ -41,25 +50,35 @@
     end
 {%- endmacro %}
 
+{% macro cdc_valid_events(relation, key, batch_only=false) -%}
+    select
+        *,
+        case event_op when 'delete' then 2 when 'update' then 1 else 0 end as event_op_rank
+    from ({{ gdpr_lakehouse.cdc_events(relation, key, batch_only) }}) as described
+    where {{ gdpr_lakehouse.cdc_event_issue(key) }} is null
+{%- endmacro %}
+
 {% macro cdc_latest_events(relation, key) -%}
-    select * from (
+    {%- set markers = ref('bronze_cdc_deletes') -%}
+    select ranked.* from (
         select
             *,
             row_number() over (
                 partition by {{ key }}
                 order by _source_ts desc, event_op_rank desc, event_file desc, event_row desc
             ) as event_rank
-        from (
-            select
-                *,
-                case event_op when 'delete' then 2 when 'update' then 1 else 0 end as event_op_rank
-            from ({{ gdpr_lakehouse.cdc_events(relation, key) }}) as described
-            where {{ gdpr_lakehouse.cdc_event_issue(key) }} is null
-        ) as valid
+        from ({{ gdpr_lakehouse.cdc_valid_events(relation, key, batch_only=is_incremental()) }}) as valid
     ) as ranked
-    where event_rank = 1
+    {% if is_incremental() -%}
+    left anti join {{ markers }} as marker
+        on marker.entity = '{{ relation.identifier }}'
+        and marker.record_key = cast(ranked.{{ key }} as string)
+        and named_struct('t', marker.source_updated_at, 'r', marker.source_op_rank, 'f', marker.source_file, 'n', marker.source_row)
+            > named_struct('t', ranked._source_ts, 'r', ranked.event_op_rank, 'f', ranked.event_file, 'n', ranked.event_row)
+    {% endif -%}
+    where ranked.event_rank = 1
     {% if not is_incremental() %}
-        and event_op != 'delete'
+        and ranked.event_op != 'delete'
     {% endif %}
 {%- endmacro %}
 

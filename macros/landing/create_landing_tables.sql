@@ -3,6 +3,11 @@
     external table over its folder under var landing_path, with the columns and types
     its yml declares (a new, empty landing zone still has a schema), then REFRESH it so
     files that arrived since are seen. Reads the sources from the graph: no list here.
+    Each is read with ignoreCorruptFiles: a file Spark cannot read as declared (not
+    Parquet, or a column whose type cannot be cast) is skipped, never the whole build;
+    bronze.landing_ledger records it as rejected and it is tried again at every build
+    until fixed. landing.landing_files lists every file under the landing zone
+    (binaryFile: path, size, time; the content is never read) for the ledger.
 #}
 {% macro create_landing_tables() -%}
     {%- if execute and flags.WHICH in ('build', 'run', 'test', 'snapshot', 'show', 'compile') -%}
@@ -26,9 +31,17 @@
             {%- do run_query('create schema if not exists ' ~ source.schema) -%}
             {%- do run_query('create table if not exists ' ~ source.schema ~ '.' ~ source.identifier
                 ~ ' (' ~ columns | join(', ') ~ ') using ' ~ format
-                ~ " location '" ~ root ~ '/' ~ source.identifier ~ "'") -%}
+                ~ " options (ignoreCorruptFiles 'true') location '" ~ root ~ '/' ~ source.identifier ~ "'") -%}
+            {#- a table made before the option existed takes it (idempotent) -#}
+            {%- do run_query('alter table ' ~ source.schema ~ '.' ~ source.identifier
+                ~ " set serdeproperties ('ignoreCorruptFiles' = 'true')") -%}
             {%- do run_query('refresh table ' ~ source.schema ~ '.' ~ source.identifier) -%}
         {%- endfor -%}
+        {%- set files = gdpr_lakehouse.landing_files_relation() -%}
+        {%- do run_query('create schema if not exists ' ~ files.schema) -%}
+        {%- do run_query('create table if not exists ' ~ files
+            ~ " using binaryFile options (recursiveFileLookup 'true') location '" ~ root ~ "'") -%}
+        {%- do run_query('refresh table ' ~ files) -%}
     {%- endif -%}
     {{ return('') }}
 {%- endmacro %}
@@ -41,4 +54,9 @@
             ~ " may only contain letters, digits and _ . / : @ + -") -%}
     {%- endif -%}
     {{ return(path.rstrip('/')) }}
+{%- endmacro %}
+
+{# Every file under the landing zone (binaryFile: path, length, modificationTime). #}
+{% macro landing_files_relation() -%}
+    {{ return(api.Relation.create(schema='landing', identifier='landing_files')) }}
 {%- endmacro %}

@@ -1,5 +1,11 @@
-{{ config(unique_key='encounter_id') }}
+{{
+    config(
+        unique_key='encounter_id',
+        post_hook=["{{ gdpr_lakehouse.record_landing_files('encounters') }}"],
+    )
+}}
 
+-- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id') }}
 ),

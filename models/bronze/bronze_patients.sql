@@ -1,5 +1,11 @@
-{{ config(unique_key='patient_id') }}
+{{
+    config(
+        unique_key='patient_id',
+        post_hook=["{{ gdpr_lakehouse.record_landing_files('patients') }}"],
+    )
+}}
 
+-- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id') }}
 ),

@@ -1,10 +1,20 @@
-{{ config(materialized='table', meta={'report': 'rejected_events'}) }}
+{{
+    config(
+        unique_key=['entity', 'source_file', 'source_row'],
+        cdc_delete_condition='reason is null',
+        cdc_sequence_by=[],
+        on_schema_change='append_new_columns',
+        meta={'report': 'rejected_events'},
+    )
+}}
 
 {#-
     Every landing event bronze does not apply, with the rule it breaks: nothing is
-    dropped silently. Rebuilt from the whole landing zone at each run, so it lists what
-    is not applied now; a fixed event (or a subject the vault has since keyed) leaves
-    it at the next run. No personal data: where the event is (file, row), its record
+    dropped silently. Each run evaluates the events of this build's landing files
+    (the first run: all of them) before bronze applies them, and MERGEs: a rejected
+    event is added, and an event listed before that can now be applied (a subject the
+    vault has since keyed, its file read again) leaves. So it lists what is not
+    applied now. No personal data: where the event is (file, row), its record
     key and subject id, its source time and the reason (the rule it breaks). Events of erased subjects are
     not listed (orders: listed without the user, as bronze keeps them anonymized).
     Stale events (older than the key's state) are applied by being ignored: not here.
@@ -34,7 +44,7 @@ with vault as (
             case when events.event_op != 'delete' and vault.subject_id is null then 'no key in the vault for the subject' end
             {%- endif %}
         ) as reason
-    from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key) }}) as events
+    from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
     {% if entity.keyed -%}
     left join vault on events.{{ entity.key }} = vault.subject_id
     {% endif -%}
@@ -44,12 +54,27 @@ with vault as (
 ),
 
 {% endfor %}
-rejected as (
+evaluated as (
     {%- for entity in entities %}
     select * from {{ entity.name }}_rejected
-    where reason is not null
     {% if not loop.last %}union all{% endif %}
     {%- endfor %}
+),
+
+{#- an applicable event is kept only to take an earlier rejection of it out -#}
+rejected as (
+    select * from evaluated
+    where reason is not null
+    {% if is_incremental() %}
+    union all
+    select evaluated.*
+    from evaluated
+    left semi join {{ this }} as listed
+        on evaluated.entity = listed.entity
+        and evaluated.source_file = listed.source_file
+        and evaluated.source_row = listed.source_row
+    where evaluated.reason is null
+    {% endif %}
 ),
 
 final as (

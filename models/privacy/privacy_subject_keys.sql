@@ -9,7 +9,8 @@
 
 {#-
     The subject key vault: one random 256-bit data key per data subject, created the
-    first time the subject arrives in the landing zone. Subjects only: the lakehouse's
+    first time the subject arrives in the landing zone (an incremental run reads only
+    this build's landing files, bronze.landing_batch, before bronze reads them). Subjects only: the lakehouse's
     own keys live in privacy.system_keys. Append-only and never rebuilt
     (full_refresh=false): a rebuilt vault would orphan every ciphertext. Erasure deletes
     a subject's row and purges the vault's files at once. A tombstoned subject never
@@ -17,12 +18,15 @@
     The key mode (var key_envelope) is recorded on the table when it is made
     (post-hook record_key_envelope) and read from there by every command.
 -#}
+-- depends_on: {{ ref('bronze_landing_batch') }}
+-- depends_on: {{ ref('bronze_landing_ledger') }}
 with patients as (
     select
         patient_id as subject_id,
         'patient' as subject_type
     from {{ source('landing', 'patients') }}
     where patient_id is not null
+        {% if is_incremental() %}and {{ gdpr_lakehouse.landing_batch_predicate('patients') }}{% endif %}
 ),
 
 users as (
@@ -31,6 +35,7 @@ users as (
         'user' as subject_type
     from {{ source('landing', 'users') }}
     where user_id is not null
+        {% if is_incremental() %}and {{ gdpr_lakehouse.landing_batch_predicate('users') }}{% endif %}
 ),
 
 arrivals as (

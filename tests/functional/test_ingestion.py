@@ -35,6 +35,19 @@ ERASED = "P8000006"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+# what a build runs to ingest patients: the batch, the vault, the delete markers, the
+# rejected events and bronze (its post-hook writes the ledger)
+APPLY = (
+    "run",
+    "--select",
+    "bronze_landing_batch",
+    "privacy_subject_keys",
+    "bronze_cdc_deletes",
+    "bronze_rejected_events",
+    "bronze_patients",
+)
+
+
 def _patient(number: int, op: str | None, ts: datetime | None, city: str) -> dict:
     return {
         "patient_id": None if number is None else f"P{number:07d}",
@@ -82,6 +95,22 @@ def _rejected(spark: SparkSession) -> set[tuple]:
     return {(r["source_file"], r["source_row"], r["reason"]) for r in rows}
 
 
+def _ledger(spark: SparkSession) -> dict[str, tuple]:
+    """The ledger's rows of this suite's files: name -> (status, rows read, issue)."""
+    rows = spark.sql(
+        "select element_at(split(file_path, '/'), -1) as name, status, rows_read, issue "
+        f"from bronze.landing_ledger where entity = 'patients' and file_path like '%/{PREFIX}%'"
+    ).collect()
+    return {r["name"]: (r["status"], r["rows_read"], r["issue"]) for r in rows}
+
+
+def _batch(spark: SparkSession) -> set[str]:
+    rows = spark.sql(
+        "select element_at(split(file_path, '/'), -1) as name from bronze.landing_batch"
+    ).collect()
+    return {r["name"] for r in rows}
+
+
 def _writes_since(spark: SparkSession, version: int) -> list[tuple]:
     """(operation, rows inserted, updated, deleted) of bronze.patients' commits after
     `version`, the build's VACUUMs aside."""
@@ -117,7 +146,7 @@ def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
 ) -> None:
     t0 = lakehouse["t0"]
     day = timedelta(days=1)
-    apply = ("run", "--select", "privacy_subject_keys", "bronze_patients", "bronze_rejected_events")
+    apply = APPLY
 
     # batch A: every event older than bronze's high-water mark
     _land(
@@ -176,10 +205,13 @@ def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
     check = ("test", "--select", "bronze_applies_every_landing_event")
     assert _statuses(dbt.invoke(*check, expect_success=False)) == ["fail"]
 
-    # bronze alone, the vault not rebuilt: the new subject has no key and waits, listed
-    dbt.invoke("run", "--select", "bronze_patients", "bronze_rejected_events")
+    # bronze without the vault: the new subject has no key and waits, listed; its file
+    # is not recorded as ingested, so the next build reads it again
+    dbt.invoke(*[name for name in apply if name != "privacy_subject_keys"])
     assert "P8000050" not in _bronze(spark)
     assert (f"{PREFIX}c.parquet", 4, "no key in the vault for the subject") in _rejected(spark)
+    assert _ledger(spark)[f"{PREFIX}c.parquet"][0] == "rejected"
+    assert "wait for a vault key" in _ledger(spark)[f"{PREFIX}c.parquet"][2]
 
     dbt.invoke(*apply)
     bronze = _bronze(spark)
@@ -204,3 +236,60 @@ def test_every_landed_event_is_applied_in_key_order_and_nothing_is_dropped(
     version = spark.sql("describe history bronze.patients limit 1").first()["version"]
     dbt.invoke("run", "--select", "bronze_patients")
     assert _writes_since(spark, version) in ([], [("MERGE", "0", "0", "0")])
+
+
+def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    t0 = lakehouse["t0"]
+    folder = landing_dir() / "patients"
+    dbt.invoke(*APPLY)
+    ours = lambda: {name for name in _batch(spark) if name.startswith(PREFIX)}  # noqa: E731
+    assert ours() == set()
+    assert _ledger(spark)[f"{PREFIX}a.parquet"] == ("ingested", 11, None)
+
+    # the same file landed again (same bytes, a new modification time): not read again
+    landed = folder / f"{PREFIX}a.parquet"
+    data = landed.read_bytes()
+    landed.unlink()
+    landed.write_bytes(data)
+    version = spark.sql("describe history bronze.patients limit 1").first()["version"]
+    dbt.invoke(*APPLY)
+    assert ours() == set()
+    assert _writes_since(spark, version) in ([], [("MERGE", "0", "0", "0")])
+
+    # a corrupt file, a column of a type that cannot be read as declared, a name that
+    # cannot be written into SQL, and a good file next to them
+    corrupt = folder / f"{PREFIX}e-corrupt.parquet"
+    corrupt.write_bytes(b"PAR1 this is not a Parquet file")
+    mistyped = folder / f"{PREFIX}e-mistyped.parquet"
+    schema = generate.SCHEMAS["patients"]
+    wrong = schema.set(schema.get_field_index("city"), pa.field("city", pa.int64()))
+    row = _patient(8000203, "insert", t0, "Lakeside") | {"city": 7}
+    pq.write_table(pa.Table.from_pylist([row], schema=wrong), mistyped)
+    quoted = _land(f"{PREFIX}e-it's.parquet", [_patient(8000204, "insert", t0, "Lakeside")])
+    _land(f"{PREFIX}f.parquet", [_patient(8000201, "insert", t0, "Lakeside")])
+    dbt.invoke(*APPLY)
+    ledger = _ledger(spark)
+    assert ledger[f"{PREFIX}f.parquet"] == ("ingested", 1, None)
+    for bad in (corrupt.name, mistyped.name):
+        assert ledger[bad][0] == "rejected" and ledger[bad][2].startswith("unreadable"), ledger[bad]
+    assert ledger[quoted.name][0] == "rejected" and "file name not allowed" in ledger[quoted.name][2]
+    bronze = _bronze(spark)
+    assert "P8000201" in bronze
+    assert not {"P8000202", "P8000203", "P8000204"} & set(bronze)
+    # rejected files are listed again by every build until fixed
+    assert ours() == {corrupt.name, mistyped.name, quoted.name}
+
+    # fixed: each replaced by a readable file (another size); the bad name removed
+    _land(corrupt.name, [_patient(8000202, "insert", t0, "Eastmoor")])
+    pq.write_table(
+        pa.Table.from_pylist([row | {"city": "Westhaven"}], schema=schema), mistyped
+    )
+    quoted.unlink()
+    dbt.invoke(*APPLY)
+    ledger = _ledger(spark)
+    assert ledger[corrupt.name] == ("ingested", 1, None)
+    assert ledger[mistyped.name] == ("ingested", 1, None)
+    assert _bronze(spark) == _expected(erased=(ERASED,))
+    assert _statuses(dbt.invoke("test", "--select", "bronze_applies_every_landing_event")) == ["pass"]

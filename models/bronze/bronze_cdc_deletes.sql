@@ -1,0 +1,94 @@
+{{
+    config(
+        unique_key=['entity', 'record_key'],
+        cdc_delete_condition='',
+        cdc_sequence_by=[],
+    )
+}}
+
+{#-
+    Delete markers: per landing table and record key, the newest delete event ever
+    applied, with its place in the apply order. Bronze reads only new landing files, so
+    the delete of a key it no longer holds is remembered here: an insert or update older
+    than the marker, landing later (a backfill, a replay, a late file), is stale and
+    ignored (macro cdc_latest_events); a newer one applies. Kept until the subject is
+    erased (the erasure plan deletes a subject's markers; an erased subject is never
+    ingested again, by its tombstone). Orders are kept anonymized: their markers lose
+    the user, not the order.
+-#}
+{%- set entities = gdpr_lakehouse.cdc_landing_entities() %}
+
+with
+{% for entity in entities %}
+{{ entity.name }}_deletes as (
+    select
+        '{{ entity.name }}' as entity,
+        cast(events.{{ entity.key }} as string) as record_key,
+        {% if entity.anonymize -%}
+        {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
+        {%- else -%}
+        events.{{ entity.subject }} as subject_id,
+        {%- endif %}
+        events._source_ts as source_updated_at,
+        events.event_op_rank as source_op_rank,
+        events.event_file as source_file,
+        events.event_row as source_row
+    from ({{ gdpr_lakehouse.cdc_valid_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
+    where events.event_op = 'delete'
+    {% if not entity.anonymize -%}
+        and {{ gdpr_lakehouse.not_tombstoned('events.' ~ entity.subject) }}
+    {%- endif %}
+),
+
+{% endfor %}
+new_deletes as (
+    {%- for entity in entities %}
+    select * from {{ entity.name }}_deletes
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
+),
+
+candidates as (
+    select * from new_deletes
+    {% if is_incremental() %}
+    union all
+    select
+        known.entity,
+        known.record_key,
+        known.subject_id,
+        known.source_updated_at,
+        known.source_op_rank,
+        known.source_file,
+        known.source_row
+    from {{ this }} as known
+    left semi join new_deletes
+        on known.entity = new_deletes.entity
+        and known.record_key = new_deletes.record_key
+    {% endif %}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by entity, record_key
+            order by source_updated_at desc, source_op_rank desc, source_file desc, source_row desc
+        ) as marker_rank
+    from candidates
+),
+
+final as (
+    select
+        entity,
+        record_key,
+        subject_id,
+        source_updated_at,
+        source_op_rank,
+        source_file,
+        source_row,
+        current_timestamp() as recorded_at
+    from ranked
+    where marker_rank = 1
+)
+
+select * from final

@@ -1,0 +1,49 @@
+{{ config(materialized='table', cdc_delete_condition='', cdc_sequence_by=[]) }}
+
+{#-
+    This build's landing files: every file under the landing zone of a CDC landing
+    table, minus the ones the ledger records as ingested (same path, same size).
+    Rebuilt at every run and stamped with the invocation that listed it: the bronze
+    models read only these files, and their post-hooks record them in the ledger only
+    when this invocation listed them (macros/landing/landing_batch.sql). A path with
+    characters that cannot be written into SQL is kept with file_issue set: never read,
+    recorded as rejected. No personal data.
+-#}
+{%- set entities = gdpr_lakehouse.cdc_landing_entities() | map(attribute='name') | list %}
+
+with listed as (
+    select
+        element_at(split(path, '/'), -2) as entity,
+        path as file_path,
+        length as file_size,
+        modificationTime as file_modified_at
+    from {{ gdpr_lakehouse.landing_files_relation() }}
+),
+
+ingested as (
+    select
+        file_path,
+        file_size
+    from {{ ref('bronze_landing_ledger') }}
+    where status = 'ingested'
+),
+
+final as (
+    select
+        listed.entity,
+        listed.file_path,
+        listed.file_size,
+        listed.file_modified_at,
+        case when not listed.file_path rlike '{{ gdpr_lakehouse.landing_path_pattern() }}'
+            then 'file name not allowed: a landing path may only contain letters, digits and _ . / : = @ + -'
+        end as file_issue,
+        current_timestamp() as listed_at,
+        '{{ invocation_id }}' as invocation_id
+    from listed
+    left anti join ingested
+        on listed.file_path = ingested.file_path
+        and listed.file_size = ingested.file_size
+    where listed.entity in ('{{ entities | join("', '") }}')
+)
+
+select * from final
