@@ -14,8 +14,10 @@
                                  post-hook (record_landing_files) right after its MERGE
 
     A file is recorded as ingested only by the post-hook of its entity's bronze model,
-    and only when the batch was listed by the same dbt invocation: a bronze model that
-    failed, did not run or read a stale batch records nothing, and its files are read
+    only when the batch was listed by the same dbt invocation and only when that
+    invocation selected every model that reads the batch before bronze (the vault, the
+    delete markers, the rejected events): a bronze model that failed, did not run, ran
+    alone or read a stale batch records nothing, and its files are read
     again by the next build (the MERGE applies an event only when it is newer than the
     row's state, so a file read twice changes nothing). A file Spark cannot read (not
     Parquet, a column whose type cannot be cast; the landing tables skip it with
@@ -26,6 +28,12 @@
     Identity is the path and the size: the same file landed again is a no-op; a file
     replaced under the same path by one of another size is read again.
 #}
+
+{#- The models that read a build's landing files before the CDC bronze models; a file
+    is recorded as ingested only by a run that selected them all. -#}
+{% macro landing_batch_readers() -%}
+    {{ return(['bronze_landing_batch', 'privacy_subject_keys', 'bronze_cdc_deletes', 'bronze_rejected_events']) }}
+{%- endmacro %}
 
 {#- Characters a landing file's path may have: it is written into SQL as a literal. -#}
 {% macro landing_path_pattern() -%}
@@ -62,6 +70,20 @@
     listed by this invocation. -#}
 {% macro record_landing_files(entity) -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {#- the models that read the batch before bronze must have run with it, or the
+        file's delete markers, rejected events or vault keys would be missing -#}
+    {%- set missing = [] -%}
+    {%- for name in gdpr_lakehouse.landing_batch_readers() -%}
+        {%- if 'model.' ~ project_name ~ '.' ~ name not in selected_resources -%}
+            {%- do missing.append(name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if missing -%}
+        {%- do print(model.name ~ ': ran without ' ~ missing | join(', ') ~ '; '
+            ~ ('it read no new landing file' if 'bronze_landing_batch' in missing else 'the landing files it read are not recorded as ingested')
+            ~ ' (dbt build, or dbt run --select +' ~ model.name ~ ', reads and records them)') -%}
+        {{ return('') }}
+    {%- endif -%}
     {%- set batch = ref('bronze_landing_batch') -%}
     {%- set ledger = ref('bronze_landing_ledger') -%}
     {%- set version = gdpr_lakehouse.latest_delta_version(this) -%}
@@ -74,6 +96,7 @@
                 batch.file_size,
                 batch.file_modified_at,
                 files_read.rows_read,
+                files_read.rows_hash,
                 case when batch.file_issue is null and files_read.rows_read is not null
                     and waiting.events is null then 'ingested' else 'rejected' end as status,
                 coalesce(
@@ -89,7 +112,10 @@
                 current_timestamp() as recorded_at
             from {{ batch }} as batch
             left join (
-                select _metadata.file_path as file_path, count(*) as rows_read
+                {#- bit_xor(hash(*)) makes Spark decode every column of every row: a
+                    file with a column it cannot read as declared is skipped here as
+                    it was by bronze, never counted as read -#}
+                select _metadata.file_path as file_path, count(*) as rows_read, bit_xor(hash(*)) as rows_hash
                 from {{ source('landing', entity) }}
                 where {{ gdpr_lakehouse.landing_batch_predicate(entity) }}
                 group by _metadata.file_path

@@ -4,6 +4,7 @@
         full_refresh=false,
         cdc_delete_condition='',
         cdc_sequence_by=[],
+        on_schema_change='append_new_columns',
     )
 }}
 
@@ -21,6 +22,7 @@ select
     cast(null as bigint) as file_size,
     cast(null as timestamp) as file_modified_at,
     cast(null as bigint) as rows_read,
+    cast(null as int) as rows_hash,
     cast(null as string) as status,
     cast(null as string) as issue,
     cast(null as bigint) as bronze_version,

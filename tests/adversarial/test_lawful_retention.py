@@ -93,7 +93,7 @@ def test_a_later_correction_of_an_anonymized_order_applies_and_stays_anonymous(
         schema=generate.SCHEMAS["orders"],
     )
     pq.write_table(correction, landing_dir() / "orders" / "correction-0001.parquet")
-    dbt.invoke("run", "--select", "bronze_orders")
+    dbt.invoke("run", "--select", "+bronze_orders")
     user, amount = _orders(spark, [order_id])[order_id]
     assert (user, amount) == (None, 1.25)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import threading
 import time
 from datetime import timedelta
@@ -225,7 +226,15 @@ def test_ingestion_racing_erasure_loses_nothing_and_resurrects_no_one(
 ) -> None:
     plan = lakehouse["plan"]
     result = dbt.invoke("compile", "--select", "bronze_encounters")
-    select_sql = result.result.results[0].node.compiled_code
+    # the model reads this build's landing files (a literal list of paths); the racing
+    # job reads the files it lands itself
+    select_sql, found = re.subn(
+        r"where (events\._metadata\.file_path in \([^)]*\)|false)",
+        "where events._metadata.file_name like 'race-%'",
+        result.result.results[0].node.compiled_code,
+        count=1,
+    )
+    assert found == 1, "bronze_encounters no longer reads a batch of landing files"
     subjects = _patients(spark, MAX_TRIALS, offset=1)
     witnesses = _patients(spark, 3, offset=MAX_TRIALS + 1)
     assert len(subjects) == MAX_TRIALS and len(witnesses) == 3, "too few patients for the trials"
