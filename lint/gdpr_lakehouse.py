@@ -63,6 +63,12 @@ def _environment() -> jinja2.Environment:
     env.globals.update(
         {
             "adapter": SimpleNamespace(dispatch=_dispatch),
+            "api": SimpleNamespace(
+                Relation=SimpleNamespace(
+                    create=lambda **parts: f"{parts.get('schema')}.{parts.get('identifier')}"
+                )
+            ),
+            "invocation_id": "00000000-0000-0000-0000-000000000000",
             "return": _return,
             "modules": SimpleNamespace(re=re),
             "exceptions": SimpleNamespace(raise_compiler_error=_raise),

@@ -12,6 +12,10 @@ same-day updates and deletes); batch k > 1 updates ~10% of patients and users, d
 ``--late-fraction F`` dates a share F of a batch's updates 1 to 3 days back, as a
 source system that delivers late does (bronze applies each only where it is newer
 than the key's state: python -m python_jobs.cdc_oracle says what to expect).
+``--malformed-fraction F`` breaks a share F of the events (no key, no source time or an
+unknown _op, in turn), ``--files N`` splits each entity's batch over N files. Batches
+landed out of order (``--batch 3`` before ``--batch 2``), a replay (copy a file under a
+new name) and a backfill (a low ``--batch`` number landed last) need no option.
 
 The same (seed, batch, sizes) always writes the same bytes of data, so a rerun is a
 no-op for the lakehouse. Names, e-mails (example.* domains), phone numbers (drama
@@ -311,17 +315,45 @@ class Batch:
                 ordered,
             )
 
+    def malform(self) -> None:
+        """--malformed-fraction: a share of the events loses its key, its source time
+        or its operation (in turn); bronze must list each in bronze.rejected_events."""
+        fraction = self.args.malformed_fraction
+        if not fraction:
+            return
+        rng = random.Random(f"{self.args.seed}:{self.args.batch}:malformed")
+        for rows in self.events.values():
+            for i, row in enumerate(rows):
+                if rng.random() < fraction:
+                    broken = dict(row)
+                    fault = i % 3
+                    if fault == 0:
+                        broken[next(iter(row))] = None  # the record key
+                    elif fault == 1:
+                        broken["_source_ts"] = None
+                    else:
+                        broken["_op"] = "upsert"
+                    rows[i] = broken
+
     def write(self, landing: Path) -> dict[str, int]:
+        self.malform()
         counts = {}
+        parts = self.args.files
         for entity, rows in self.events.items():
             folder = landing / entity
             folder.mkdir(parents=True, exist_ok=True)
-            table = pa.Table.from_pylist(rows, schema=SCHEMAS[entity])
-            target = folder / f"batch-{self.args.batch:04d}.parquet"
-            partial = folder / f".{target.name}.tmp"
-            pq.write_table(table, partial, compression="snappy")
-            partial.replace(target)  # atomic: a reader never sees half a batch
-            counts[entity] = table.num_rows
+            size = -(-len(rows) // parts) if rows else 0
+            for part in range(parts):
+                chunk = rows[part * size : (part + 1) * size] if size else []
+                if parts > 1 and not chunk:
+                    continue
+                table = pa.Table.from_pylist(chunk, schema=SCHEMAS[entity])
+                suffix = f"-{part + 1:02d}" if parts > 1 else ""
+                target = folder / f"batch-{self.args.batch:04d}{suffix}.parquet"
+                partial = folder / f".{target.name}.tmp"
+                pq.write_table(table, partial, compression="snappy")
+                partial.replace(target)  # atomic: a reader never sees half a batch
+            counts[entity] = len(rows)
         return counts
 
 
@@ -345,10 +377,29 @@ def main(argv: list[str] | None = None) -> int:
         help="share of this batch's updates that arrive late: their source time is 1 to 3 "
         "days before the batch (default 0)",
     )
+    parser.add_argument(
+        "--malformed-fraction",
+        type=float,
+        default=0.0,
+        help="share of this batch's events written without key, without source time or "
+        "with an unknown _op, in turn: bronze lists them in bronze.rejected_events (default 0)",
+    )
+    parser.add_argument(
+        "--files",
+        type=int,
+        default=1,
+        help="write each entity's batch as this many files, batch-NNNN-KK.parquet, in event "
+        "order: the events of one second may be split over two files (default 1)",
+    )
     parser.add_argument("--landing", type=Path, help="landing folder (default <state>/landing)")
     args = parser.parse_args(argv)
-    if not 0.0 <= args.late_fraction <= 1.0:
-        parser.error(f"--late-fraction must be between 0 and 1, got {args.late_fraction}")
+    for name in ("late_fraction", "malformed_fraction"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            parser.error(
+                f"--{name.replace('_', '-')} must be between 0 and 1, got {getattr(args, name)}"
+            )
+    if not 1 <= args.files <= 100:
+        parser.error(f"--files must be between 1 and 100, got {args.files}")
     if args.users is None:
         args.users = max(1, args.patients // 2)
     for name in ("patients", "users", "batch"):

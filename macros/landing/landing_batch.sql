@@ -29,6 +29,11 @@
     replaced under the same path by one of another size is read again.
 #}
 
+{#- This dbt invocation's id (the batch is stamped with it). -#}
+{% macro current_invocation() -%}
+    {{ return(invocation_id) }}
+{%- endmacro %}
+
 {#- The models that read a build's landing files before the CDC bronze models; a file
     is recorded as ingested only by a run that selected them all. -#}
 {% macro landing_batch_readers() -%}
@@ -63,6 +68,15 @@
         {%- do quoted.append("'" ~ path ~ "'") -%}
     {%- endfor -%}
     {{ return(column ~ ' in (' ~ quoted | join(', ') ~ ')' if quoted else 'false') }}
+{%- endmacro %}
+
+{#- A landing table's rows, only those of this build's files when batch_only: a
+    relation to select from. -#}
+{% macro landing_rows(relation, batch_only) -%}
+    {%- if batch_only -%}
+        {{ return('(select * from ' ~ relation ~ ' where ' ~ gdpr_lakehouse.landing_batch_predicate(relation.identifier) ~ ')') }}
+    {%- endif -%}
+    {{ return(relation) }}
 {%- endmacro %}
 
 {#- Post-hook of a CDC bronze model: record this build's files of `entity` in the
@@ -112,10 +126,10 @@
                 current_timestamp() as recorded_at
             from {{ batch }} as batch
             left join (
-                {#- bit_xor(hash(*)) makes Spark decode every column of every row: a
+                {#- bit_xor(xxhash64(to_json(struct(*)))) makes Spark decode every column of every row: a
                     file with a column it cannot read as declared is skipped here as
                     it was by bronze, never counted as read -#}
-                select _metadata.file_path as file_path, count(*) as rows_read, bit_xor(hash(*)) as rows_hash
+                select _metadata.file_path as file_path, count(*) as rows_read, bit_xor(xxhash64(to_json(struct(*)))) as rows_hash
                 from {{ source('landing', entity) }}
                 where {{ gdpr_lakehouse.landing_batch_predicate(entity) }}
                 group by _metadata.file_path

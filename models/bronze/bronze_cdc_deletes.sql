@@ -34,10 +34,11 @@ with
         events.event_file as source_file,
         events.event_row as source_row
     from ({{ gdpr_lakehouse.cdc_valid_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
-    where events.event_op = 'delete'
-    {% if not entity.anonymize -%}
+    where
+        events.event_op = 'delete'
+        {% if not entity.anonymize -%}
         and {{ gdpr_lakehouse.not_tombstoned('events.' ~ entity.subject) }}
-    {%- endif %}
+        {%- endif %}
 ),
 
 {% endfor %}
@@ -62,8 +63,9 @@ candidates as (
         known.source_row
     from {{ this }} as known
     left semi join new_deletes
-        on known.entity = new_deletes.entity
-        and known.record_key = new_deletes.record_key
+        on
+            known.entity = new_deletes.entity
+            and known.record_key = new_deletes.record_key
     {% endif %}
 ),
 

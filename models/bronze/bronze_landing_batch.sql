@@ -16,7 +16,7 @@ with listed as (
         element_at(split(path, '/'), -2) as entity,
         path as file_path,
         length as file_size,
-        modificationTime as file_modified_at
+        modificationtime as file_modified_at
     from {{ gdpr_lakehouse.landing_files_relation() }}
 ),
 
@@ -34,15 +34,17 @@ final as (
         listed.file_path,
         listed.file_size,
         listed.file_modified_at,
-        case when not listed.file_path rlike '{{ gdpr_lakehouse.landing_path_pattern() }}'
-            then 'file name not allowed: a landing path may only contain letters, digits and _ . / : = @ + -'
+        case
+            when not listed.file_path rlike '{{ gdpr_lakehouse.landing_path_pattern() }}'
+                then 'file name not allowed: a landing path may only contain letters, digits and _ . / : = @ + -'
         end as file_issue,
         current_timestamp() as listed_at,
-        '{{ invocation_id }}' as invocation_id
+        '{{ gdpr_lakehouse.current_invocation() }}' as invocation_id
     from listed
     left anti join ingested
-        on listed.file_path = ingested.file_path
-        and listed.file_size = ingested.file_size
+        on
+            listed.file_path = ingested.file_path
+            and listed.file_size = ingested.file_size
     where listed.entity in ('{{ entities | join("', '") }}')
 )
 

@@ -22,7 +22,7 @@ select
     cast(null as bigint) as file_size,
     cast(null as timestamp) as file_modified_at,
     cast(null as bigint) as rows_read,
-    cast(null as int) as rows_hash,
+    cast(null as bigint) as rows_hash,
     cast(null as string) as status,
     cast(null as string) as issue,
     cast(null as bigint) as bronze_version,

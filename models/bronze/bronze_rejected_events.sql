@@ -61,8 +61,8 @@ evaluated as (
     {%- endfor %}
 ),
 
-{#- an applicable event is kept only to take an earlier rejection of it out -#}
 rejected as (
+    -- an applicable event is kept only to take an earlier rejection of it out
     select * from evaluated
     where reason is not null
     {% if is_incremental() %}
@@ -70,9 +70,10 @@ rejected as (
     select evaluated.*
     from evaluated
     left semi join {{ this }} as listed
-        on evaluated.entity = listed.entity
-        and evaluated.source_file = listed.source_file
-        and evaluated.source_row = listed.source_row
+        on
+            evaluated.entity = listed.entity
+            and evaluated.source_file = listed.source_file
+            and evaluated.source_row = listed.source_row
     where evaluated.reason is null
     {% endif %}
 ),

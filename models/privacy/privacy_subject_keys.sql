@@ -24,18 +24,16 @@ with patients as (
     select
         patient_id as subject_id,
         'patient' as subject_type
-    from {{ source('landing', 'patients') }}
+    from {{ gdpr_lakehouse.landing_rows(source('landing', 'patients'), is_incremental()) }} as landed
     where patient_id is not null
-        {% if is_incremental() %}and {{ gdpr_lakehouse.landing_batch_predicate('patients') }}{% endif %}
 ),
 
 users as (
     select
         user_id as subject_id,
         'user' as subject_type
-    from {{ source('landing', 'users') }}
+    from {{ gdpr_lakehouse.landing_rows(source('landing', 'users'), is_incremental()) }} as landed
     where user_id is not null
-        {% if is_incremental() %}and {{ gdpr_lakehouse.landing_batch_predicate('users') }}{% endif %}
 ),
 
 arrivals as (

@@ -274,7 +274,9 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     assert ledger[f"{PREFIX}f.parquet"] == ("ingested", 1, None)
     for bad in (corrupt.name, mistyped.name):
         assert ledger[bad][0] == "rejected" and ledger[bad][2].startswith("unreadable"), ledger[bad]
-    assert ledger[quoted.name][0] == "rejected" and "file name not allowed" in ledger[quoted.name][2]
+    assert (
+        ledger[quoted.name][0] == "rejected" and "file name not allowed" in ledger[quoted.name][2]
+    )
     bronze = _bronze(spark)
     assert "P8000201" in bronze
     assert not {"P8000202", "P8000203", "P8000204"} & set(bronze)
@@ -283,13 +285,13 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
 
     # fixed: each replaced by a readable file (another size); the bad name removed
     _land(corrupt.name, [_patient(8000202, "insert", t0, "Eastmoor")])
-    pq.write_table(
-        pa.Table.from_pylist([row | {"city": "Westhaven"}], schema=schema), mistyped
-    )
+    pq.write_table(pa.Table.from_pylist([row | {"city": "Westhaven"}], schema=schema), mistyped)
     quoted.unlink()
     dbt.invoke(*APPLY)
     ledger = _ledger(spark)
     assert ledger[corrupt.name] == ("ingested", 1, None)
     assert ledger[mistyped.name] == ("ingested", 1, None)
     assert _bronze(spark) == _expected(erased=(ERASED,))
-    assert _statuses(dbt.invoke("test", "--select", "bronze_applies_every_landing_event")) == ["pass"]
+    assert _statuses(dbt.invoke("test", "--select", "bronze_applies_every_landing_event")) == [
+        "pass"
+    ]

@@ -140,3 +140,37 @@ def test_the_oracle_orders_ties_and_rejects_what_bronze_rejects(tmp_path: Path) 
         ("c.parquet", 0, cdc_oracle.UNKNOWN_OP),
         ("c.parquet", 1, "missing source time"),
     ]
+
+
+def test_malformed_events_and_split_files_are_what_the_oracle_rejects(tmp_path: Path) -> None:
+    """--malformed-fraction breaks a share of the events in three ways, --files splits a
+    batch over several files; splitting changes no key's expected state."""
+    from python_jobs import cdc_oracle
+
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    args = ["--patients", "300", "--seed", "3"]
+    assert generate.main(["--landing", str(whole), *args]) == 0
+    assert generate.main(["--landing", str(split), *args, "--files", "4"]) == 0
+    names = sorted(p.name for p in (split / "patients").glob("*.parquet"))
+    assert names == [f"batch-0001-{k:02d}.parquet" for k in range(1, 5)]
+    assert {
+        key: event.values
+        for key, event in cdc_oracle.expected_state(whole / "patients", "patient_id").items()
+    } == {
+        key: event.values
+        for key, event in cdc_oracle.expected_state(split / "patients", "patient_id").items()
+    }
+
+    broken = tmp_path / "broken"
+    assert generate.main(["--landing", str(broken), *args, "--malformed-fraction", "0.2"]) == 0
+    rules = [rule for _, _, rule in cdc_oracle.rejected(broken / "patients", "patient_id")]
+    total = pq.read_metadata(next((broken / "patients").glob("*.parquet"))).num_rows
+    assert 0.1 * total < len(rules) < 0.3 * total
+    assert set(rules) == {"missing key", "missing source time", cdc_oracle.UNKNOWN_OP}
+
+
+@pytest.mark.parametrize("args", [["--malformed-fraction", "1.5"], ["--files", "0"]])
+def test_bad_fault_options_are_refused(tmp_path: Path, args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        generate.main(["--landing", str(tmp_path), *args])
+    assert exit_info.value.code == 2
