@@ -5,8 +5,9 @@
 
 Same JVM, same run, in-process dbt. For each k in --landed (ascending): batches up to
 k are landed and bronze catches up (`dbt run --select +bronze`, not timed), then batch
-k + 1 lands and the same command is timed: wall seconds and JVM core-seconds, and the
-ratio to the first k. Then, in a fresh lakehouse, one batch of --scale-patients
+k + 1 lands and the same command is timed: wall seconds and JVM core-seconds, the
+ratio to the first k, and how many landing files the build read (bronze.landing_batch)
+of all landed. Then, in a fresh lakehouse, one batch of --scale-patients
 patients (about 10 landing events per patient) is landed and the first bronze build
 timed: landing events per second.
 
@@ -86,17 +87,32 @@ def main(argv: list[str] | None = None) -> int:
         _land(landing, args.patients, count)
         with Clock(spark) as clock:
             dbt(*BUILD)
-        rows.append({"landed": k, "wall_s": round(clock.wall, 1), "core_s": round(clock.cpu, 1)})
+        # what the build read: this build's batch of files, out of all landed
+        files = spark.sql("select count(*) from bronze.landing_batch").first()[0]
+        landed_files = sum(1 for _ in landing.glob("*/*.parquet"))
+        rows.append(
+            {
+                "landed": k,
+                "wall_s": round(clock.wall, 1),
+                "core_s": round(clock.cpu, 1),
+                "files_read": files,
+                "files_landed": landed_files,
+            }
+        )
         print(
-            f"  {k:>3} batch(es) landed, batch {count} built: {clock.wall:6.1f} s wall  {clock.cpu:6.1f} core-s"
+            f"  {k:>3} batch(es) landed, batch {count} built: {clock.wall:6.1f} s wall  "
+            f"{clock.cpu:6.1f} core-s  read {files} of {landed_files} landing files"
         )
     first = rows[0]
     print("\nOne new batch, `dbt run --select +bronze`, by batches already landed:")
-    print("  landed  wall s  core-s  x first (wall)")
+    print("  landed  wall s  core-s  x first (wall)  files read / landed")
     for row in rows:
         ratio = row["wall_s"] / first["wall_s"] if first["wall_s"] else 0.0
         row["ratio"] = round(ratio, 2)
-        print(f"  {row['landed']:>6}  {row['wall_s']:>6}  {row['core_s']:>6}  {ratio:>6.2f}")
+        print(
+            f"  {row['landed']:>6}  {row['wall_s']:>6}  {row['core_s']:>6}  {ratio:>14.2f}"
+            f"  {row['files_read']:>5} / {row['files_landed']}"
+        )
 
     report = {"patients": args.patients, "incremental": rows}
     if args.scale_patients:

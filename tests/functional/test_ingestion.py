@@ -280,8 +280,11 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     bronze = _bronze(spark)
     assert "P8000201" in bronze
     assert not {"P8000202", "P8000203", "P8000204"} & set(bronze)
-    # rejected files are listed again by every build until fixed
+    # rejected files are listed again by every build until fixed; the good one is not
+    assert ours() == {corrupt.name, mistyped.name, quoted.name, f"{PREFIX}f.parquet"}
+    dbt.invoke(*APPLY)
     assert ours() == {corrupt.name, mistyped.name, quoted.name}
+    assert _ledger(spark)[f"{PREFIX}f.parquet"] == ("ingested", 1, None)
 
     # fixed: each replaced by a readable file (another size); the bad name removed
     _land(corrupt.name, [_patient(8000202, "insert", t0, "Eastmoor")])
