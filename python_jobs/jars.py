@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from xml.etree import ElementTree
 
 from python_jobs.project import ProjectError, profile_target
 
@@ -46,9 +47,21 @@ class Artifact:
         return folder / f"{self.name}-{self.version}.jar"
 
 
-def delta_artifacts() -> list[Artifact]:
-    """The jars the profile's spark.jars.packages asks for, checked against the pins."""
-    packages = profile_target("local")["server_side_parameters"]["spark.jars.packages"]
+def _profile_settings() -> dict[str, str]:
+    return {
+        str(k): str(v) for k, v in profile_target("local")["server_side_parameters"].items()
+    }
+
+
+def excluded_modules() -> set[str]:
+    """``group:name`` of the dependencies Spark ships itself (spark.jars.excludes)."""
+    raw = _profile_settings().get("spark.jars.excludes", "")
+    return {item.strip() for item in raw.split(",") if item.strip()}
+
+
+def delta_package() -> Artifact:
+    """The delta-spark coordinate of the profile's spark.jars.packages, checked against the pins."""
+    packages = _profile_settings()["spark.jars.packages"]
     artifacts = [Artifact(*coordinate.strip().split(":")) for coordinate in packages.split(",")]
     delta = next((a for a in artifacts if a.name.startswith("delta-spark_")), None)
     if delta is None:
@@ -59,8 +72,95 @@ def delta_artifacts() -> list[Artifact]:
             f"profiles.yml asks for Delta jars {delta.version} but the installed delta-spark "
             f"Python package is {installed}; set both to the same version"
         )
-    # delta-spark's own dependency, resolved by Ivy from the same repository.
-    return [*artifacts, Artifact("io.delta", "delta-storage", delta.version)]
+    # From Delta 4.1 on the artifact names the Spark it is built for
+    # (delta-spark_4.2_2.13); a jar built for another Spark fails at the first query.
+    spark = ".".join(version("pyspark").split(".")[:2])
+    built_for = delta.name.removeprefix("delta-spark_").split("_")
+    if len(built_for) == 2 and built_for[0] != spark:
+        raise ProjectError(
+            f"profiles.yml asks for {delta.name}, built for Spark {built_for[0]}, but the "
+            f"installed pyspark is {version('pyspark')}; use io.delta:delta-spark_{spark}_2.13"
+        )
+    return delta
+
+
+def _pom_dependencies(artifact: Artifact) -> list[tuple[Artifact, set[str]]]:
+    """Compile and runtime dependencies of a POM in the local repository, with exclusions."""
+    pom = artifact.jar.with_suffix(".pom")
+    if not pom.is_file():
+        return []
+    root = ElementTree.parse(pom).getroot()
+    ns = {"m": root.tag.partition("}")[0].lstrip("{")} if root.tag.startswith("{") else {}
+    q = "m:" if ns else ""
+    found = []
+    for dep in root.findall(f"./{q}dependencies/{q}dependency", ns):
+
+        def text(tag: str, node: ElementTree.Element = dep) -> str:
+            return (node.findtext(f"{q}{tag}", default="", namespaces=ns) or "").strip()
+
+        if text("scope") not in ("", "compile", "runtime") or text("optional") == "true":
+            continue
+        dep_version = text("version")
+        if not dep_version or "$" in dep_version:
+            raise ProjectError(
+                f"{pom.name}: dependency {text('groupId')}:{text('artifactId')} has no literal "
+                f"version ({dep_version or 'none'}); cannot list Delta's jars"
+            )
+        exclusions = {
+            f"{text('groupId', e)}:{text('artifactId', e)}"
+            for e in dep.findall(f"./{q}exclusions/{q}exclusion", ns)
+        }
+        found.append((Artifact(text("groupId"), text("artifactId"), dep_version), exclusions))
+    return found
+
+
+def delta_artifacts() -> list[Artifact]:
+    """Every jar Delta needs that Spark does not ship: delta-spark and its dependencies.
+
+    Walks the POMs in the local repository (what Ivy resolves for spark.jars.packages),
+    leaving out spark.jars.excludes and each POM's own exclusions. Before `make setup`
+    has fetched the POMs, only delta-spark and delta-storage are known.
+    """
+    delta = delta_package()
+    excluded = excluded_modules()
+    chosen: dict[str, Artifact] = {}
+    queue: list[tuple[Artifact, frozenset[str]]] = [(delta, frozenset())]
+    while queue:
+        artifact, blocked = queue.pop(0)
+        module = f"{artifact.group}:{artifact.name}"
+        if (
+            module in chosen
+            or module in excluded
+            or module in blocked
+            or f"{artifact.group}:*" in blocked
+        ):
+            continue
+        chosen[module] = artifact
+        for child, exclusions in _pom_dependencies(artifact):
+            queue.append((child, blocked | exclusions))
+    # delta-spark's own dependency: named even before its POM is fetched.
+    storage = Artifact("io.delta", "delta-storage", delta.version)
+    chosen.setdefault(f"{storage.group}:{storage.name}", storage)
+    return list(chosen.values())
+
+
+def check_excludes() -> None:
+    """Each module in spark.jars.excludes must be one Spark ships: else a class goes missing."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    shipped = {p.name for p in jars.glob("*.jar")}
+    absent = sorted(
+        module
+        for module in excluded_modules()
+        if not any(name.startswith(module.split(":")[1] + "-") for name in shipped)
+    )
+    if absent:
+        raise ProjectError(
+            "profiles.yml spark.jars.excludes leaves out jars Spark does not ship ("
+            + ", ".join(absent)
+            + f", not in {jars}); remove them from the excludes"
+        )
 
 
 def cluster_artifacts() -> list[Artifact]:
@@ -128,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report only; fetch nothing")
     args = parser.parse_args(argv)
     try:
+        check_excludes()
         delta = delta_artifacts()
         artifacts = [*delta, *cluster_artifacts()]
         absent = missing(artifacts)
@@ -138,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
             print("missing: " + ", ".join(a.coordinate for a in absent), file=sys.stderr)
             return 1
         fetch(absent)
+        # the POMs are here now: the whole closure, fetching any dependency still missing
+        delta = delta_artifacts()
+        artifacts = [*delta, *cluster_artifacts()]
+        if missing(artifacts):
+            fetch(missing(artifacts))
         still = missing(artifacts)
         if still:
             raise ProjectError(

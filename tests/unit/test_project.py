@@ -132,7 +132,8 @@ def test_delta_jars_match_the_python_package() -> None:
     artifacts = jars.delta_artifacts()
     coordinates = {a.coordinate for a in artifacts}
     installed = version("delta-spark")
-    assert f"io.delta:delta-spark_2.13:{installed}" in coordinates
+    spark = ".".join(version("pyspark").split(".")[:2])
+    assert f"io.delta:delta-spark_{spark}_2.13:{installed}" in coordinates
     assert f"io.delta:delta-storage:{installed}" in coordinates
     assert jars.missing(artifacts) == [], "run `make setup` to fetch Delta's jars"
 
