@@ -49,14 +49,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.project import ProjectError, commit_tag, run_job, state_dir
+from python_jobs.project import ProjectError, commit_tag, interval_hours, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
@@ -315,6 +315,28 @@ def cdf_readable_from(commits: list[dict]) -> int:
     return first
 
 
+def time_travel_floor(commits: list[dict], retention: timedelta, now: datetime) -> int:
+    """The oldest version Delta still lets a reader start from (delta-io/delta#5022).
+
+    From Delta 4.1 a change feed (like SELECT ... AS OF, RESTORE and CLONE) cannot start
+    at a version committed before now minus the table's delta.deletedFileRetentionDuration;
+    the newest version is always allowed. A version leaving the window in the next 10
+    minutes counts as gone (the same rule as the dbt macro _time_travel_floor).
+    """
+    if not commits:
+        return 0
+    cutoff = now - retention + timedelta(minutes=10)
+    inside = [c["version"] for c in commits if c["timestamp"] >= cutoff]
+    return min(inside) if inside else max(c["version"] for c in commits)
+
+
+def deleted_file_retention(spark: SparkSession, location: str) -> timedelta:
+    """The table's delta.deletedFileRetentionDuration (Delta's default: 1 week)."""
+    rows = spark.sql(f"show tblproperties {delta_path(location)}").collect()
+    text = {row[0]: row[1] for row in rows}.get("delta.deletedFileRetentionDuration")
+    return timedelta(hours=interval_hours(text) if text else 168)
+
+
 # --- checkpoints and offsets ---------------------------------------------------------
 
 
@@ -454,7 +476,11 @@ class AuditStream:
         if next_version < oldest:
             self.record_expired(target, next_version, oldest - 1)
             next_version = oldest
-        readable = cdf_readable_from(commits)
+        now = self.spark.sql("select current_timestamp() as now").first()["now"]
+        readable = max(
+            cdf_readable_from(commits),
+            time_travel_floor(commits, deleted_file_retention(self.spark, target.location), now),
+        )
         identity = stream_from(commits)
         floor = max(readable, identity)
         generations = _generations(target.checkpoints)
@@ -467,8 +493,9 @@ class AuditStream:
             gap = history_records(history, target, next_version, readable - 1)
             append(gap, self.sink, _app_id(target, "history"), readable - 1)
             print(
-                f"  {target.name}: VACUUM already deleted the change feed of versions "
-                f"{next_version}-{readable - 1}; audited them from the history",
+                f"  {target.name}: the change feed of versions {next_version}-{readable - 1} "
+                "can no longer be read (VACUUM deleted it, or it is older than the table's "
+                "delta.deletedFileRetentionDuration); audited them from the history",
                 flush=True,
             )
             next_version = readable

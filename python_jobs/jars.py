@@ -48,9 +48,7 @@ class Artifact:
 
 
 def _profile_settings() -> dict[str, str]:
-    return {
-        str(k): str(v) for k, v in profile_target("local")["server_side_parameters"].items()
-    }
+    return {str(k): str(v) for k, v in profile_target("local")["server_side_parameters"].items()}
 
 
 def excluded_modules() -> set[str]:

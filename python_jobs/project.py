@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -151,3 +152,17 @@ def manifest(target_path: Path | None = None) -> dict[str, Any]:
     if not path.is_file():
         raise ProjectError(f"{path} is missing: run `dbt parse` (or `make run`) first")
     return _read_manifest(path, path.stat().st_mtime_ns)
+
+
+_INTERVAL = re.compile(
+    r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE
+)
+_UNIT_HOURS = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
+
+
+def interval_hours(text: str) -> float:
+    """Hours of a Delta interval property ('interval 7 days', '1 hours')."""
+    match = _INTERVAL.match(text or "")
+    if not match:
+        raise ProjectError(f"cannot read the retention interval {text!r}")
+    return int(match.group(1)) * _UNIT_HOURS[match.group(2).lower()]

@@ -41,6 +41,8 @@ import argparse
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,20 +57,18 @@ from python_jobs.project import (
     ProjectError,
     commit_tag,
     dbt_output_dirs,
+    interval_hours,
     landing_dir,
     manifest,
     project_vars,
     run_job,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
+from python_jobs.reorg import reorg_in_local_app
 
 SAFETY_HOURS = 168
 RECORD_RETENTION_DAYS = 1095
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
-_INTERVAL = re.compile(
-    r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE
-)
-_UNIT_HOURS = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
 
 
 @dataclass(frozen=True)
@@ -95,14 +95,6 @@ def pii_relations(relations: list[DeltaRelation]) -> list[DeltaRelation]:
     ]
 
 
-def interval_hours(text: str) -> float:
-    """Hours of a Delta interval property ('interval 7 days', '1 hours')."""
-    match = _INTERVAL.match(text or "")
-    if not match:
-        raise ProjectError(f"cannot read the retention interval {text!r}")
-    return int(match.group(1)) * _UNIT_HOURS[match.group(2).lower()]
-
-
 def table_retention_hours(spark: SparkSession, ref: str) -> float:
     properties = {row[0]: row[1] for row in spark.sql(f"show tblproperties {ref}").collect()}
     return interval_hours(properties.get("delta.deletedFileRetentionDuration", "interval 7 days"))
@@ -110,6 +102,36 @@ def table_retention_hours(spark: SparkSession, ref: str) -> float:
 
 def _version(spark: SparkSession, ref: str) -> int:
     return int(spark.sql(f"describe history {ref} limit 1").first()["version"])
+
+
+RETAIN_IGNORE = "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled"
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Session settings for the statements inside, then back to what they were."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _vacuum_retention_millis(spark: SparkSession, ref: str, after: int) -> int | None:
+    """specifiedRetentionMillis of the VACUUM START committed after version `after`."""
+    for row in spark.sql(f"describe history {ref} limit 10").collect():
+        if row["version"] <= after:
+            break
+        if row["operation"] == "VACUUM START":
+            value = (row["operationParameters"] or {}).get("specifiedRetentionMillis")
+            return int(value) if value not in (None, "", "null") else None
+    return None
 
 
 def _metric(spark: SparkSession, ref: str, operation: str, name: str, after: int) -> int:
@@ -127,23 +149,14 @@ def _metric(spark: SparkSession, ref: str, operation: str, name: str, after: int
 CLUSTER_BY_PROPERTY = "gdpr_lakehouse.purge.clusterBy"
 
 
-# OPTIMIZE ... ZORDER BY with these settings rewrites every file, a lone one too, and
-# never refuses a column without statistics.
-PURGE_BY_OPTIMIZE = {
-    "spark.databricks.delta.optimize.zorder.checkStatsCollection.enabled": "false",
-}
-
-
 def reorg_purge_supported(spark: SparkSession) -> bool:
     """REORG ... APPLY (PURGE) works where the executors are the driver's JVM.
 
-    Open-source Delta 4.0.1 asks for the active SparkSession inside an executor task
-    (ReorgTableHelper.filterParquetFilesOnExecutors, delta-io/delta#5697), so on a
-    cluster REORG PURGE fails ("No active or default Spark session found"); there the
-    table is rewritten by OPTIMIZE ... ZORDER BY (PURGE_BY_OPTIMIZE), which rewrites
-    every file, a lone one too (plain OPTIMIZE skips a bin of one file), and runs only
-    when a live file has a deletion vector. The macro purge_deletion_vectors makes the
-    same choice for dbt."""
+    Open-source Delta (4.0.1 through 4.4.0) asks for the active SparkSession inside an
+    executor task (ReorgTableHelper.filterParquetFilesOnExecutors, delta-io/delta#5697),
+    so on a cluster REORG PURGE fails ("No active or default Spark session found");
+    there reorg_purge runs it in a local application of its own (python_jobs.reorg),
+    which rewrites only the files with deletion vectors."""
     if spark.conf.get("spark.databricks.clusterUsageTags.clusterId", None):
         return True  # Databricks' own Delta
     return spark.conf.get("spark.master", "local").startswith("local")
@@ -185,22 +198,12 @@ def reorg_purge(spark: SparkSession, ref: str) -> int:
         spark.sql(f"reorg table {ref} apply (purge)").collect()
         rewritten = _metric(spark, ref, "REORG", "numRemovedFiles", before)
     elif not _has_deletion_vectors(detail["location"]):
-        rewritten = 0  # nothing marked: no rewrite (the fallback rewrites every file)
+        rewritten = 0  # nothing marked: no application to start
     else:
-        partitions = set(detail.get("partitionColumns") or [])
-        first = next(f.name for f in spark.table(ref).schema.fields if f.name not in partitions)
-        previous = {key: spark.conf.get(key, None) for key in PURGE_BY_OPTIMIZE}
-        for key, value in PURGE_BY_OPTIMIZE.items():
-            spark.conf.set(key, value)
-        try:
-            spark.sql(f"optimize {ref} zorder by (`{first.replace('`', '``')}`)").collect()
-        finally:
-            for key, value in previous.items():
-                if value is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, value)
-        rewritten = _metric(spark, ref, "OPTIMIZE", "numRemovedFiles", before)
+        # on a cluster: REORG in a local application on the same storage (python_jobs.reorg)
+        tag = spark.conf.get("spark.databricks.delta.commitInfo.userMetadata", None)
+        tag = tag or commit_tag("python_jobs.purge", "purge")
+        rewritten = sum(reorg_in_local_app([ref], tag).values())
     if columns:
         spark.sql(f"alter table {ref} cluster by ({quoted})").collect()
         spark.sql(
@@ -217,16 +220,33 @@ def purge_relation(
     started = time.perf_counter()
     reorg_files = reorg_purge(spark, ref)
     effective = retain_hours if retain_hours is not None else table_retention_hours(spark, ref)
-    short = effective < table_retention_hours(spark, ref)
-    if short:
-        spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    settings = {}
+    if effective < table_retention_hours(spark, ref):
+        settings["spark.databricks.delta.retentionDurationCheck.enabled"] = "false"
+    # Delta 4.1+ ignores RETAIN n HOURS unless n is 0 (delta-io/delta#5028) and
+    # vacuums with the table's delta.deletedFileRetentionDuration instead: turned off
+    # for this statement, then checked in the commit, so --retain-hours means what it says.
+    honour = retain_hours is not None and round(retain_hours) != 0
+    if honour:
+        settings[RETAIN_IGNORE] = "false"
     before = _version(spark, ref)
-    try:
+    with session_conf(spark, settings):
+        if honour and spark.conf.get(RETAIN_IGNORE, "true") != "false":
+            raise ProjectError(
+                f"this Spark will not let VACUUM honour RETAIN {retain_hours:g} HOURS "
+                f"({RETAIN_IGNORE} cannot be set); set the tables' "
+                "delta.deletedFileRetentionDuration instead and leave out --retain-hours"
+            )
         hours = f" retain {effective:g} hours" if retain_hours is not None else ""
         spark.sql(f"vacuum {ref}{hours}").collect()
-    finally:
-        if short:
-            spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "true")
+    if honour:
+        used = _vacuum_retention_millis(spark, ref, before)
+        if used != round(retain_hours) * 3_600_000:
+            raise ProjectError(
+                f"VACUUM of {relation.qualified_name} ran with a retention of "
+                f"{'the table default' if used is None else f'{used / 3_600_000:g} h'}, "
+                f"not the {retain_hours:g} h asked for"
+            )
     vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles", before)
     return PurgeResult(
         relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started

@@ -175,10 +175,16 @@
         {%- do exceptions.raise_compiler_error("restore_version: version " ~ version ~ " of " ~ name ~ " is no longer in its log (delta.logRetentionDuration); "
             ~ "its versions run from " ~ first.version ~ " to " ~ latest) -%}
     {%- endif -%}
-    {%- set oldest = gdpr_lakehouse._oldest_restorable(history) -%}
-    {%- if version < oldest -%}
+    {%- set vacuumed = gdpr_lakehouse._oldest_restorable(history) -%}
+    {%- set window = gdpr_lakehouse._time_travel_floor(relation, history) -%}
+    {%- set oldest = [vacuumed, window.version] | max -%}
+    {%- if version < vacuumed -%}
         {%- do exceptions.raise_compiler_error("restore_version: the files of version " ~ version ~ " of " ~ name ~ " were vacuumed; "
             ~ "the oldest restorable version is " ~ oldest ~ " (" ~ (history | selectattr('version', 'eq', oldest) | first).timestamp_text ~ " UTC)") -%}
+    {%- elif version < oldest -%}
+        {%- do exceptions.raise_compiler_error("restore_version: version " ~ version ~ " of " ~ name ~ " is older than its delta.deletedFileRetentionDuration ("
+            ~ window.text ~ "), and Delta refuses to time travel beyond it; the oldest restorable version is " ~ oldest
+            ~ " (" ~ (history | selectattr('version', 'eq', oldest) | first).timestamp_text ~ " UTC)") -%}
     {%- endif -%}
     {%- set commit = history | selectattr('version', 'eq', version) | first -%}
     {#- the restored state held until the next commit that changed data -#}
@@ -255,10 +261,14 @@
             {%- set history = gdpr_lakehouse.delta_history(gdpr_lakehouse._delta_relation_of(node, 'restore_version')) -%}
             {%- set candidates = history | selectattr('timestamp', 'le', point_in_time) | list -%}
             {%- set oldest = gdpr_lakehouse._oldest_restorable(history) -%}
+            {%- set window = gdpr_lakehouse._time_travel_floor(gdpr_lakehouse._delta_relation_of(node, 'restore_version'), history) -%}
             {%- if not candidates -%}
                 {%- do left.append([name, 'did not exist yet at ' ~ gdpr_lakehouse._utc_text(point_in_time) ~ ' UTC']) -%}
             {%- elif candidates[0].version < oldest -%}
                 {%- do left.append([name, 'its version ' ~ candidates[0].version ~ ' of that time was vacuumed (oldest restorable: ' ~ oldest ~ ')']) -%}
+            {%- elif candidates[0].version < window.version -%}
+                {%- do left.append([name, 'its version ' ~ candidates[0].version ~ ' of that time is older than its delta.deletedFileRetentionDuration ('
+                    ~ window.text ~ '; oldest restorable: ' ~ window.version ~ ')']) -%}
             {%- else -%}
                 {%- do targets.append(gdpr_lakehouse._restore_target(node, candidates[0].version, none)) -%}
             {%- endif -%}

@@ -18,7 +18,9 @@
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
     {%- set relation = gdpr_lakehouse._delta_relation_of(node, 'table_history') -%}
     {%- set history = gdpr_lakehouse.delta_history(relation) -%}
-    {%- set oldest = gdpr_lakehouse._oldest_restorable(history) -%}
+    {%- set vacuumed = gdpr_lakehouse._oldest_restorable(history) -%}
+    {%- set window = gdpr_lakehouse._time_travel_floor(relation, history) -%}
+    {%- set oldest = [vacuumed, window.version] | max -%}
     {%- set lines = [] -%}
     {%- for commit in history[:limit] -%}
         {%- set tag = commit.tag -%}
@@ -29,7 +31,8 @@
         {%- do lines.append([
             commit.version, commit.timestamp_text, commit.operation, gdpr_lakehouse._rows_changed(commit),
             tag.get('actor', '') ~ ((' (' ~ tag.get('command') ~ ')') if tag.get('command') else ''),
-            why[:60], 'yes' if commit.version >= oldest else 'no (vacuumed)',
+            why[:60], 'yes' if commit.version >= oldest else ('no (vacuumed)' if commit.version < vacuumed
+                else 'no (past file retention)'),
         ]) -%}
     {%- endfor -%}
     {%- do gdpr_lakehouse.print_table(
@@ -186,8 +189,35 @@
     change files (and removed data files) of every commit older than its cutoff, so a
     consumer that fell behind past a VACUUM must recount. -1 when nothing runs. -#}
 {% macro cdf_readable_from(relation) -%}
-    {%- set first = gdpr_lakehouse._cdf_readable_from_history(gdpr_lakehouse.delta_history(relation)) if execute else -1 -%}
-    {{ return(first) }}
+    {%- if not execute -%}{{ return(-1) }}{%- endif -%}
+    {%- set history = gdpr_lakehouse.delta_history(relation) -%}
+    {{ return([gdpr_lakehouse._cdf_readable_from_history(history), gdpr_lakehouse._time_travel_floor(relation, history).version] | max) }}
+{%- endmacro %}
+
+{#- Delta 4.1 on (delta-io/delta#5022) refuses time travel (SELECT ... VERSION AS OF,
+    RESTORE, CLONE, a change feed's starting version) to a version whose commit is older
+    than the table's delta.deletedFileRetentionDuration; the newest version is always
+    reachable. {version: the oldest version inside that window, hours: the retention,
+    text: the retention as the table property says it}.
+    A version that leaves the window within the next 10 minutes counts as gone, so an
+    operation planned on it cannot fail halfway. -#}
+{% macro _time_travel_floor(relation, history) -%}
+    {%- set text = gdpr_lakehouse.tblproperties_of(relation).get('delta.deletedFileRetentionDuration') -%}
+    {%- set hours = gdpr_lakehouse._retention_hours(text) if text is not none else 168 -%}
+    {%- if hours is none -%}
+        {%- do exceptions.raise_compiler_error(relation ~ ": delta.deletedFileRetentionDuration is " ~ text ~ ", not an interval Delta reads") -%}
+    {%- endif -%}
+    {%- set now = run_query('select current_timestamp()').rows[0][0] -%}
+    {%- set floor = gdpr_lakehouse._time_travel_floor_of(history, hours, now) -%}
+    {%- do floor.update({'text': text or 'interval 7 days'}) -%}
+    {{ return(floor) }}
+{%- endmacro %}
+
+{% macro _time_travel_floor_of(history, hours, now) -%}
+    {%- set cutoff = now - modules.datetime.timedelta(hours=hours) + modules.datetime.timedelta(minutes=10) -%}
+    {%- set latest = (history | map(attribute='version') | max) if history else 0 -%}
+    {%- set inside = history | selectattr('timestamp', 'ge', cutoff) | map(attribute='version') | list -%}
+    {{ return({'version': (inside | min) if inside else latest, 'hours': hours | round(2)}) }}
 {%- endmacro %}
 
 {% macro _cdf_readable_from_history(history) -%}

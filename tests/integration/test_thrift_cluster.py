@@ -11,6 +11,7 @@ Marked `cluster`: `pytest -m "not cluster"` skips it locally; `make test` and CI
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import socket
@@ -182,12 +183,31 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     # Python jobs: applications of the same master, on the metastore the Thrift
     # server holds open
     registered = len(_applications(cluster))
+    location = Path(detail["location"].removeprefix("file:"))
+    marked_before = read_snapshot(location)
+    assert marked_before is not None
+    marked = {path for path, dv in marked_before.files.items() if dv}
+    assert marked, "the erasure left no deletion vector to purge"
     purge = cluster.python("python_jobs.purge", "--retain-hours", "0", "--allow-short-retention")
     assert "Purged" in purge.stdout, purge.stdout
+    # the REORG ran in a local application of its own (python_jobs.reorg): the cluster
+    # saw one application, the purge job's
     assert len(_applications(cluster)) == registered + 1
-    location = Path(detail["location"].removeprefix("file:"))
     snapshot = read_snapshot(location)
     assert snapshot is not None and not any(snapshot.files.values())
+    # a targeted REORG PURGE, not a rewrite of the table: exactly the files that held
+    # deleted rows were rewritten, every other file is the same file
+    reorg = [
+        row
+        for row in cluster.sql("describe history bronze.patients limit 10")
+        if row["operation"] in ("REORG", "OPTIMIZE")
+    ]
+    assert reorg and reorg[0]["operation"] == "REORG", reorg
+    metrics = reorg[0]["operationMetrics"]
+    metrics = json.loads(metrics) if isinstance(metrics, str) else metrics
+    assert int(metrics["numRemovedFiles"]) == len(marked), (metrics, len(marked))
+    untouched = set(marked_before.files) - marked
+    assert untouched <= set(snapshot.files)
     ids = [
         value
         for path in location.rglob("*.parquet")

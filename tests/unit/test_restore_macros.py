@@ -163,3 +163,38 @@ def test_anonymous_aggregates_count_each_erasure_once_and_name_those_vacuumed(
     assert dbt.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
         "{'readable': [7], 'lost': [1, 5]}"
     )
+
+
+def _floor(dbt: DbtProject, rows: str, hours: float, now_minute: int) -> str:
+    sql = (
+        HISTORY.replace("ROWS", rows)
+        + "{%- set f = gdpr_lakehouse._time_travel_floor_of(history, "
+        + str(hours)
+        + ", t + m * "
+        + str(now_minute)
+        + ") -%}{{ f.version }}/{{ f.hours }}"
+    )
+    return dbt.compile_inline(sql).strip()
+
+
+FOUR_VERSIONS = (
+    "[(0, 0, 'WRITE', {}, ''), (1, 60, 'MERGE', {}, ''),"
+    " (2, 120, 'MERGE', {}, ''), (3, 180, 'MERGE', {}, '')]"
+)
+
+
+def test_time_travel_reaches_only_inside_the_deleted_file_retention(dbt: DbtProject) -> None:
+    # Delta 4.1+ refuses versions committed before now - deletedFileRetentionDuration:
+    # at 13:30 with 2 h retention, v0 (10:00) and v1 (11:00) are out, v2 (12:00) is in
+    assert _floor(dbt, FOUR_VERSIONS, 2, 210) == "2/2"
+    # the newest version is always reachable, however old
+    assert _floor(dbt, FOUR_VERSIONS, 1, 600) == "3/1"
+    # a week's retention reaches everything
+    assert _floor(dbt, FOUR_VERSIONS, 168, 210) == "0/168"
+
+
+def test_a_version_about_to_leave_the_window_counts_as_gone(dbt: DbtProject) -> None:
+    # v1 (11:00) leaves a 2 h window at 13:00; at 12:55 a restore planned on it could
+    # fail halfway, so it is out already
+    assert _floor(dbt, FOUR_VERSIONS, 2, 175) == "2/2"
+    assert _floor(dbt, FOUR_VERSIONS, 2, 165) == "1/2"
