@@ -38,7 +38,7 @@ help:
 # Reinstalled only when pyproject.toml changes.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON_BOOTSTRAP) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip setuptools
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $@
 
@@ -64,6 +64,7 @@ lint: setup
 	$(VENV)/bin/ruff check python_jobs tests bench lint
 	$(VENV)/bin/ruff format --check python_jobs tests bench lint
 	$(VENV)/bin/sqlfluff lint models macros snapshots tests
+	$(PY) -m lint.audit_deps
 
 unit: setup
 	$(VENV)/bin/pytest tests/unit
