@@ -175,7 +175,7 @@ def reorg_purge(spark: SparkSession, ref: str) -> int:
     """REORG TABLE ... APPLY (PURGE): rewrite every file with a deletion vector, so the
     rows it marks are physically gone; returns the files rewritten.
 
-    A liquid-clustered table needs a detour: Delta (4.0.1) skips files OPTIMIZE has
+    A liquid-clustered table needs a detour: Delta (4.0.1-4.4.0) skips files OPTIMIZE has
     already clustered, so its REORG PURGE rewrites nothing and the deleted rows stay in
     their Parquet files (bench/run.py found it: REORG of a clustered 6.5M-row table took
     0.9 core-s and purged nothing). The table is unclustered (CLUSTER BY NONE), purged,

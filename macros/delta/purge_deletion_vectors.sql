@@ -1,15 +1,16 @@
 {#- Physically remove the rows deletion vectors mark in one Delta table.
 
-    REORG TABLE ... APPLY (PURGE) is the statement for it. Open-source Delta 4.0.1
-    cannot run it on a cluster whose executors are not the driver's JVM: its file
+    REORG TABLE ... APPLY (PURGE) is the statement for it. Open-source Delta (4.0.1
+    through 4.4.0) cannot run it on a cluster whose executors are not the driver's JVM: its file
     filter asks for the active SparkSession inside an executor task ("No active or
     default Spark session found", ReorgTableHelper.filterParquetFilesOnExecutors,
     delta-io/delta#5697). There the table is rewritten by OPTIMIZE ... ZORDER BY its
     first column: Z-ordering rewrites every file, a lone one too (plain OPTIMIZE skips
     a bin of one file, so a small table's only file would keep its deleted rows), and
     the statistics check is lifted for the column. gdpr_erase calls this for the
-    vault, which has just lost rows; python_jobs.purge makes the same choice and skips
-    tables without a deletion vector. Databricks runs REORG itself. -#}
+    vault, which has just lost rows: a dbt operation cannot start the local
+    application python_jobs.purge uses there (python_jobs.reorg). Databricks runs
+    REORG itself. -#}
 {% macro purge_deletion_vectors(relation) -%}
     {{ return(adapter.dispatch('purge_deletion_vectors', 'gdpr_lakehouse')(relation)) }}
 {%- endmacro %}

@@ -1,6 +1,6 @@
 """Physical erasure of a liquid-clustered table (python_jobs.purge.reorg_purge).
 
-Delta 4.0.1's REORG TABLE ... APPLY (PURGE) skips files OPTIMIZE has clustered: the
+Delta's REORG TABLE ... APPLY (PURGE) (4.0.1-4.4.0) skips files OPTIMIZE has clustered: the
 rows a deletion vector marks stay in the Parquet files and the command reports
 success. The benchmark found it (bench/run.py, liquid layout); purge takes a detour
 (unclustered, purged, clustered again), and a detour a crash interrupted is finished
