@@ -46,6 +46,22 @@ def test_a_vacuum_makes_commits_older_than_its_cutoff_unreadable() -> None:
     assert audit_stream.cdf_readable_from(commits) == 0
 
 
+def test_the_feed_cannot_start_before_the_deleted_file_retention() -> None:
+    """Delta 4.1+ refuses a change feed starting at a version committed before now minus
+    delta.deletedFileRetentionDuration (delta-io/delta#5022); the newest always reads."""
+    commits = [_commit(v, "MERGE", T0 + timedelta(hours=v)) for v in range(5)]
+    now = T0 + timedelta(hours=6, minutes=30)
+    # 3 h retention: v0-v3 (T0..T0+3h) were committed before T0+3h30
+    assert audit_stream.time_travel_floor(commits, timedelta(hours=3), now) == 4
+    # a week reaches every version; an hour reaches none but the newest
+    assert audit_stream.time_travel_floor(commits, timedelta(days=7), now) == 0
+    assert audit_stream.time_travel_floor(commits, timedelta(hours=1), now) == 4
+    # v2 (T0+2h) leaves a 4h35 window in 5 minutes: gone already; a 4h45 one in 15: kept
+    assert audit_stream.time_travel_floor(commits, timedelta(hours=4, minutes=35), now) == 3
+    assert audit_stream.time_travel_floor(commits, timedelta(hours=4, minutes=45), now) == 2
+    assert audit_stream.time_travel_floor([], timedelta(hours=1), now) == 0
+
+
 def test_a_history_trimmed_by_log_retention_starts_at_its_oldest_version() -> None:
     commits = [_commit(v, "WRITE", T0 + timedelta(hours=v)) for v in range(40, 45)]
     assert audit_stream.cdf_readable_from(commits) == 40
