@@ -41,14 +41,20 @@ def _relation(name: str) -> str:
 def test_retention_longer_than_the_deadline_or_unset_is_caught(
     scratch: None, dbt: DbtProject, spark: SparkSession
 ) -> None:
+    # Delta 4.1+ refuses deletedFileRetentionDuration above logRetentionDuration
+    # (delta-io/delta#5025), so "too long" and "unset" are two tables
     spark.sql(
         "create or replace table scratch.bad_retention (id string) using delta "
-        "tblproperties ('delta.deletedFileRetentionDuration' = 'interval 90 days')"
+        "tblproperties ('delta.logRetentionDuration' = 'interval 120 days', "
+        "'delta.deletedFileRetentionDuration' = 'interval 90 days')"
     )
+    spark.sql("create or replace table scratch.unset_retention (id string) using delta")
     rows = _show(
         dbt,
         "{{ gdpr_lakehouse.problems_as_rows(gdpr_lakehouse.retention_problems(["
         + _relation("bad_retention")
+        + ", "
+        + _relation("unset_retention")
         + "]), ['relation_name', 'property', 'problem']) }}",
     )
     assert rows == [
@@ -59,6 +65,16 @@ def test_retention_longer_than_the_deadline_or_unset_is_caught(
         ),
         (
             "scratch.bad_retention",
+            "delta.logRetentionDuration",
+            "interval 120 days is longer than the erasure deadline of 30 days",
+        ),
+        (
+            "scratch.unset_retention",
+            "delta.deletedFileRetentionDuration",
+            "is not set (the policy needs it explicit)",
+        ),
+        (
+            "scratch.unset_retention",
             "delta.logRetentionDuration",
             "is not set (the policy needs it explicit)",
         ),
