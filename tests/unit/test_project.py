@@ -190,3 +190,24 @@ def test_a_table_not_on_this_machine_is_refused_by_name(location_root: str) -> N
         match=r"silver\.patients is stored at .* allowed are an absolute path or a file: URI",
     ):
         relation.path(Path("/wh"))
+
+
+def test_delta_jars_leave_out_what_spark_ships() -> None:
+    jars.check_excludes()  # every excluded module is one pyspark ships
+    modules = {f"{a.group}:{a.name}" for a in jars.delta_artifacts()}
+    assert not modules & jars.excluded_modules()
+    assert not any(m.startswith(("org.apache.hadoop:", "org.apache.parquet:")) for m in modules)
+    assert {"io.delta:delta-kernel-api", "io.unitycatalog:unitycatalog-client"} <= modules
+
+
+def test_a_delta_jar_built_for_another_spark_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = version
+
+    def other_spark(name: str) -> str:
+        return "4.1.1" if name == "pyspark" else real(name)
+
+    monkeypatch.setattr(jars, "version", other_spark)
+    with pytest.raises(
+        project.ProjectError, match=r"built for Spark 4\.2.*use io\.delta:delta-spark_4\.1_2\.13"
+    ):
+        jars.delta_package()
