@@ -38,6 +38,7 @@ the same time, and shortens how far RESTORE reaches back.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import time
@@ -226,7 +227,8 @@ def purge_relation(
     # Delta 4.1+ ignores RETAIN n HOURS unless n is 0 (delta-io/delta#5028) and
     # vacuums with the table's delta.deletedFileRetentionDuration instead: turned off
     # for this statement, then checked in the commit, so --retain-hours means what it says.
-    honour = retain_hours is not None and round(retain_hours) != 0
+    # Delta rounds the hours half up (Scala math.round): 0.5 h is 1 h, honoured too
+    honour = retain_hours is not None and retain_hours > 0
     if honour:
         settings[RETAIN_IGNORE] = "false"
     before = _version(spark, ref)
@@ -241,7 +243,7 @@ def purge_relation(
         spark.sql(f"vacuum {ref}{hours}").collect()
     if honour:
         used = _vacuum_retention_millis(spark, ref, before)
-        if used != round(retain_hours) * 3_600_000:
+        if used != math.floor(retain_hours + 0.5) * 3_600_000:
             raise ProjectError(
                 f"VACUUM of {relation.qualified_name} ran with a retention of "
                 f"{'the table default' if used is None else f'{used / 3_600_000:g} h'}, "
