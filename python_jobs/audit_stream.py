@@ -56,7 +56,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.project import ProjectError, commit_tag, interval_hours, run_job, state_dir
+from python_jobs.project import ProjectError, commit_tag, interval_hours, prog, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
@@ -729,7 +729,7 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.audit_stream", description=__doc__.split("\n\n")[0]
+        prog=prog("python -m python_jobs.audit_stream"), description=__doc__.split("\n\n")[0]
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(

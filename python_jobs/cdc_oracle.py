@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from python_jobs.project import landing_dir
+from python_jobs.project import landing_dir, prog
 
 OPS = {
     "insert": "insert",
@@ -102,7 +102,7 @@ def rejected(folder: Path, key: str) -> list[tuple[str, int, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.cdc_oracle",
+        prog=prog("python -m python_jobs.cdc_oracle"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_jobs.jars import cluster_artifacts, delta_artifacts, derby_client_classpath
-from python_jobs.project import ProjectError, state_dir
+from python_jobs.project import ProjectError, prog, state_dir
 
 HOST = "127.0.0.1"
 # Settings of the local target the cluster sets itself (jars by path, not by Ivy).
@@ -440,7 +440,7 @@ def status() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.cluster",
+        prog=prog("python -m python_jobs.cluster"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -65,9 +65,10 @@ from python_jobs.project import (
     dbt_output_dirs,
     landing_dir,
     manifest,
-    profile_target,
+    prog,
     project_vars,
     run_job,
+    spark_parameters,
     state_dir,
 )
 from python_jobs.relations import DeltaRelation, delta_relations
@@ -148,8 +149,7 @@ class Area:
 
 
 def warehouse_dir() -> Path:
-    settings = profile_target("local").get("server_side_parameters", {})
-    return Path(str(settings["spark.sql.warehouse.dir"]).removeprefix("file:"))
+    return Path(spark_parameters()["spark.sql.warehouse.dir"].removeprefix("file:"))
 
 
 def live_rows(location: Path, columns: list[str] | None = None) -> pa.Table | None:
@@ -633,7 +633,7 @@ def _verdict(place: Area, needle: Needle, key_found: bool) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.forensic_scan",
+        prog=prog("python -m python_jobs.forensic_scan"),
         description="Look for an erased subject's data in every physical file (read-only).",
     )
     who = parser.add_mutually_exclusive_group()

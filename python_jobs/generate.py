@@ -35,7 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from python_jobs.project import landing_dir
+from python_jobs.project import landing_dir, prog
 
 EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 
@@ -359,7 +359,7 @@ class Batch:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.generate",
+        prog=prog("python -m python_jobs.generate"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

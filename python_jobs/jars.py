@@ -25,7 +25,7 @@ from importlib.metadata import version
 from pathlib import Path
 from xml.etree import ElementTree
 
-from python_jobs.project import ProjectError, profile_target
+from python_jobs.project import ProjectError, engine_spark_parameters, prog
 
 # Spark's Ivy "local-m2-cache" resolver reads exactly this folder.
 M2_REPOSITORY = Path.home() / ".m2" / "repository"
@@ -48,7 +48,7 @@ class Artifact:
 
 
 def _profile_settings() -> dict[str, str]:
-    return {str(k): str(v) for k, v in profile_target("local")["server_side_parameters"].items()}
+    return engine_spark_parameters()
 
 
 def excluded_modules() -> set[str]:
@@ -219,7 +219,7 @@ def fetch(artifacts: list[Artifact]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.jars",
+        prog=prog("python -m python_jobs.jars"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -34,6 +34,14 @@ def commit_tag(tool: str, purpose: str, **extra: str) -> str:
     return json.dumps(tag, sort_keys=True)
 
 
+_PROG: list[str] = []
+
+
+def prog(default: str) -> str:
+    """A job's name in its --help: ``gdpr-lakehouse <command>`` when the CLI runs it."""
+    return _PROG[-1] if _PROG else default
+
+
 def run_job(main: Callable[[], int], name: str) -> NoReturn:
     """A job's `python -m` entry: its exit status, or 2 and one line for a ProjectError."""
     try:
@@ -43,14 +51,44 @@ def run_job(main: Callable[[], int], name: str) -> NoReturn:
         sys.exit(2)
 
 
+def package_root() -> Path:
+    """The gdpr_lakehouse checkout or installed package: its macros, conf and profile."""
+    return Path(__file__).resolve().parent.parent
+
+
+def engine_root() -> Path:
+    """Where the engine's dbt package is: this checkout (an editable install), else the
+    copy `dbt deps` put in the project's packages folder (a plain ``pip install``)."""
+    if (package_root() / "profiles.yml").is_file():
+        return package_root()
+    with (project_root() / "dbt_project.yml").open() as handle:
+        folder = (yaml.safe_load(handle) or {}).get("packages-install-path") or "dbt_packages"
+    installed = project_root() / folder / PROFILE_NAME
+    if not (installed / "profiles.yml").is_file():
+        raise ProjectError(
+            f"the gdpr_lakehouse dbt package is not in {installed}: add it to packages.yml "
+            "and run `dbt deps`"
+        )
+    return installed.resolve()
+
+
 def project_root() -> Path:
-    """The dbt project root: $LAKEHOUSE_PROJECT_DIR, else the checkout this package is in."""
+    """The dbt project the jobs work on, as dbt finds it.
+
+    $LAKEHOUSE_PROJECT_DIR (what ``gdpr-lakehouse --project-dir`` sets), else the current
+    directory when it holds a dbt_project.yml, else this checkout (the demo lakehouse).
+    """
     configured = os.environ.get("LAKEHOUSE_PROJECT_DIR")
-    root = Path(configured) if configured else Path(__file__).resolve().parent.parent
+    if configured:
+        root = Path(configured)
+    elif (Path.cwd() / "dbt_project.yml").is_file():
+        root = Path.cwd()
+    else:
+        root = package_root()
     if not (root / "dbt_project.yml").is_file():
         raise ProjectError(
-            f"{root} is not the gdpr_lakehouse dbt project (no dbt_project.yml); "
-            "set LAKEHOUSE_PROJECT_DIR to the project root"
+            f"{root} is not a dbt project (no dbt_project.yml); give --project-dir (or set "
+            "LAKEHOUSE_PROJECT_DIR) to the folder of the dbt project that installs gdpr_lakehouse"
         )
     return root.resolve()
 
@@ -67,9 +105,15 @@ def state_dir() -> Path:
 
 
 def project_vars() -> dict[str, Any]:
-    """The vars dbt_project.yml sets (what a run without --vars sees)."""
+    """The vars dbt_project.yml sets (what a run without --vars sees), as the engine's
+    macros see them: an adopter's ``vars: {gdpr_lakehouse: {...}}`` over its global ones."""
     with (project_root() / "dbt_project.yml").open() as handle:
-        return (yaml.safe_load(handle) or {}).get("vars") or {}
+        declared = (yaml.safe_load(handle) or {}).get("vars") or {}
+    scoped = declared.get(PROFILE_NAME)
+    merged = {key: value for key, value in declared.items() if key != PROFILE_NAME}
+    if isinstance(scoped, dict):
+        merged.update(scoped)
+    return merged
 
 
 def landing_dir() -> Path:
@@ -111,24 +155,89 @@ def _render(value: Any, env: Mapping[str, str]) -> Any:
     return value
 
 
-def profile_target(target: str = "local") -> dict[str, Any]:
-    """One output of profiles.yml, rendered against the environment.
+def profile_name() -> str:
+    """The profile the project's dbt_project.yml names."""
+    with (project_root() / "dbt_project.yml").open() as handle:
+        name = (yaml.safe_load(handle) or {}).get("profile")
+    if not isinstance(name, str) or not name:
+        raise ProjectError(f"{project_root() / 'dbt_project.yml'} names no profile")
+    return name
 
-    Paths default to this project's state folder whatever the current directory, so a
+
+def profiles_file() -> Path:
+    """Where dbt reads profiles.yml: $DBT_PROFILES_DIR, else the project folder, the
+    current directory or ~/.dbt, the first that holds one."""
+    configured = os.environ.get("DBT_PROFILES_DIR")
+    folders = (
+        [Path(configured)] if configured else [project_root(), Path.cwd(), Path.home() / ".dbt"]
+    )
+    for folder in folders:
+        if (folder / "profiles.yml").is_file():
+            return folder / "profiles.yml"
+    raise ProjectError(
+        "no profiles.yml in " + ", ".join(str(f) for f in folders) + " (set DBT_PROFILES_DIR)"
+    )
+
+
+def _outputs(path: Path, name: str) -> dict[str, Any]:
+    with path.open() as handle:
+        profiles = yaml.safe_load(handle) or {}
+    if name not in profiles or not isinstance(profiles[name], dict):
+        raise ProjectError(f"{path} has no profile {name!r}")
+    return profiles[name]
+
+
+def _render_env(project_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LAKEHOUSE_DIR"] = str(state_dir())
+    env["LAKEHOUSE_PROJECT_DIR"] = str(project_dir)
+    return env
+
+
+def profile_target(target: str = "local") -> dict[str, Any]:
+    """One output of the project's dbt profile, rendered against the environment.
+
+    Paths default to the project's state folder whatever the current directory, so a
     job started from elsewhere still finds dbt's warehouse.
     """
-    path = project_root() / "profiles.yml"
-    with path.open() as handle:
-        profiles = yaml.safe_load(handle)
-    outputs = profiles[PROFILE_NAME]["outputs"]
+    path = profiles_file()
+    outputs = _outputs(path, profile_name()).get("outputs") or {}
     if target not in outputs:
         raise ProjectError(
             f"profiles.yml has no target {target!r}; targets are: {', '.join(sorted(outputs))}"
         )
-    env = dict(os.environ)
-    env["LAKEHOUSE_DIR"] = str(state_dir())
-    env["LAKEHOUSE_PROJECT_DIR"] = str(project_root())
-    return _render(outputs[target], env)
+    return _render(outputs[target], _render_env(project_root()))
+
+
+def engine_spark_parameters() -> dict[str, str]:
+    """The Spark settings of the engine's own ``local`` target (Delta, jars, metastore,
+    small-machine tuning), rendered for the project's state folder."""
+    path = engine_root() / "profiles.yml"
+    local = _outputs(path, PROFILE_NAME)["outputs"]["local"]
+    rendered = _render(local["server_side_parameters"], _render_env(engine_root()))
+    return {str(key): str(value) for key, value in rendered.items()}
+
+
+def spark_parameters() -> dict[str, str]:
+    """The Spark settings a job's session uses: the engine's, overlaid by the project's
+    own session target (its default target, else one named ``local``) when it has one.
+
+    So a job and the adopter's ``dbt`` share warehouse and metastore, and an adopter
+    whose target is a cluster or Databricks still gets a working local session."""
+    settings = engine_spark_parameters()
+    if project_root() == engine_root():
+        return settings
+    profile = _outputs(profiles_file(), profile_name())
+    outputs = profile.get("outputs") or {}
+    env = _render_env(project_root())
+    default = _render(str(profile.get("target", "")), env)
+    for name in (os.environ.get("DBT_TARGET") or default, "local"):
+        output = outputs.get(name)
+        if isinstance(output, dict) and output.get("method") == "session":
+            own = _render(output.get("server_side_parameters") or {}, env)
+            settings.update({str(key): str(value) for key, value in own.items()})
+            break
+    return settings
 
 
 @cache

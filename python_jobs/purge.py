@@ -61,6 +61,7 @@ from python_jobs.project import (
     interval_hours,
     landing_dir,
     manifest,
+    prog,
     project_vars,
     run_job,
 )
@@ -534,7 +535,7 @@ def relations_of_request(
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.purge", description=__doc__.split("\n\n")[0]
+        prog=prog("python -m python_jobs.purge"), description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--request-id",

@@ -24,7 +24,7 @@ import re
 import subprocess
 import sys
 
-from python_jobs.project import ProjectError, run_job
+from python_jobs.project import ProjectError, prog, run_job
 
 # schema.table as the purge job names a relation (backquoted or not)
 TABLE = re.compile(r"^`?([A-Za-z0-9_]{1,128})`?\.`?([A-Za-z0-9_]{1,128})`?$")
@@ -64,7 +64,7 @@ def reorg_in_local_app(tables: list[str], tag: str, timeout: float = 1800) -> di
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.reorg",
+        prog=prog("python -m python_jobs.reorg"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -32,7 +32,7 @@ from typing import Any
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from python_jobs.project import ProjectError, run_job, state_dir
+from python_jobs.project import ProjectError, prog, run_job, state_dir
 from python_jobs.relations import delta_relations, table_location
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
@@ -480,7 +480,7 @@ def write(report: Report, folder: Path, deadline_days: float) -> list[Path]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.report", description=__doc__.split("\n\n")[0]
+        prog=prog("python -m python_jobs.report"), description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--period",

@@ -30,7 +30,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.jars import delta_artifacts, derby_client_classpath, missing
-from python_jobs.project import ProjectError, profile_target, state_dir
+from python_jobs.project import ProjectError, prog, spark_parameters, state_dir
 
 METASTORE_KEYS = (
     "spark.hadoop.javax.jdo.option.ConnectionURL",
@@ -40,10 +40,7 @@ METASTORE_KEYS = (
 
 def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
     """The local target's server_side_parameters, rendered, plus the metastore mode."""
-    settings = {
-        str(key): str(value)
-        for key, value in profile_target("local")["server_side_parameters"].items()
-    }
+    settings = spark_parameters()
     if not shared_metastore:
         settings["spark.sql.catalogImplementation"] = "in-memory"
         for key in METASTORE_KEYS:
@@ -88,7 +85,7 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.spark",
+        prog=prog("python -m python_jobs.spark"),
         description="Inspect the local lakehouse with the same Spark settings as dbt.",
     )
     parser.add_argument("--settings", action="store_true", help="print the settings and exit")

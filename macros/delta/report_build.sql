@@ -57,7 +57,7 @@
     {%- set batch_results = results | selectattr('node.name', 'equalto', 'bronze_landing_batch')
         | selectattr('status', 'equalto', 'success') | list -%}
     {%- if batch_results -%}
-        {%- set ledger_node = graph.nodes.get('model.' ~ project_name ~ '.bronze_landing_ledger') -%}
+        {%- set ledger_node = gdpr_lakehouse.engine_node('bronze_landing_ledger') -%}
         {%- set batch = api.Relation.create(schema=batch_results[0].node.schema, identifier=batch_results[0].node.alias) -%}
         {%- set ledger = api.Relation.create(schema=ledger_node.schema, identifier=ledger_node.alias) -%}
         {%- set counts = run_query('select count(*) as listed, count(ledger.file_path) as recorded, '

@@ -232,7 +232,7 @@
     {%- set downstream = [] -%}
     {%- for unique_id in seen -%}
         {%- set node = graph.nodes.get(unique_id) -%}
-        {%- if node and node.resource_type in ('model', 'snapshot') and node.package_name == project_name -%}
+        {%- if node and node.resource_type in ('model', 'snapshot') and gdpr_lakehouse.in_privacy_scope(node) -%}
             {%- do downstream.append(node) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -352,7 +352,7 @@ select
 {% macro _forget_landing_files(target) -%}
     {%- set entities = gdpr_lakehouse.cdc_landing_entities() | map(attribute='name') | list -%}
     {%- set entity = target.node.name[7:] if target.node.name.startswith('bronze_') else none -%}
-    {%- set ledger_node = graph.nodes.get('model.' ~ project_name ~ '.bronze_landing_ledger') -%}
+    {%- set ledger_node = gdpr_lakehouse.engine_node('bronze_landing_ledger') -%}
     {%- if entity in entities and ledger_node -%}
         {%- set ledger = adapter.get_relation(database=ledger_node.database, schema=ledger_node.schema, identifier=ledger_node.alias) -%}
         {%- if ledger is not none -%}

@@ -129,13 +129,13 @@
     {%- endif -%}
     {%- set found = [] -%}
     {%- for node in graph.nodes.values()
-          if node.resource_type in resource_types and node.package_name == project_name and node.name == name -%}
+          if node.resource_type in resource_types and gdpr_lakehouse.in_privacy_scope(node) and node.name == name -%}
         {%- do found.append(node) -%}
     {%- endfor -%}
     {%- if not found -%}
         {%- set known = [] -%}
         {%- for node in graph.nodes.values()
-              if node.resource_type in resource_types and node.package_name == project_name
+              if node.resource_type in resource_types and gdpr_lakehouse.in_privacy_scope(node)
               and node.config.materialized not in ('view', 'ephemeral') -%}
             {%- do known.append(node.name) -%}
         {%- endfor -%}

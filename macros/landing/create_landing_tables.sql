@@ -13,7 +13,7 @@
     {%- if execute and flags.WHICH in ('build', 'run', 'test', 'snapshot', 'show', 'compile') -%}
         {%- set root = gdpr_lakehouse.landing_path() -%}
         {%- for source in graph.sources.values()
-              if source.package_name == project_name and source.source_meta.get('landing_format') -%}
+              if source.package_name == gdpr_lakehouse.engine_package() and source.source_meta.get('landing_format') -%}
             {%- set format = source.source_meta['landing_format'] -%}
             {%- if format not in ('parquet', 'json', 'csv') -%}
                 {%- do exceptions.raise_compiler_error("source " ~ source.source_name ~ ": landing_format "

@@ -88,7 +88,7 @@
         file's delete markers, rejected events or vault keys would be missing -#}
     {%- set missing = [] -%}
     {%- for name in gdpr_lakehouse.landing_batch_readers() -%}
-        {%- if 'model.' ~ project_name ~ '.' ~ name not in selected_resources -%}
+        {%- if 'model.' ~ gdpr_lakehouse.engine_package() ~ '.' ~ name not in selected_resources -%}
             {%- do missing.append(name) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -151,7 +151,7 @@
     {%- endset -%}
     {#- the commit is the ledger's, written by this model's post-hook -#}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='build',
-        extra={'node': 'model.' ~ project_name ~ '.bronze_landing_ledger', 'written_by': model.unique_id})) -%}
+        extra={'node': 'model.' ~ gdpr_lakehouse.engine_package() ~ '.bronze_landing_ledger', 'written_by': model.unique_id})) -%}
     {#- bronze models run in parallel on a cluster (threads > 1): their ledger MERGEs
         race, and a conflict is retried; still losing, the files stay unrecorded and the
         next build reads them again -#}

@@ -75,7 +75,7 @@
 {#- The privacy control tables an operation needs, or a clear error when the project
     has not been built yet. -#}
 {% macro _control_relation(model_name) -%}
-    {%- set node = graph.nodes['model.' ~ project_name ~ '.' ~ model_name] -%}
+    {%- set node = gdpr_lakehouse.engine_node(model_name) -%}
     {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
     {%- if relation is none -%}
         {%- do exceptions.raise_compiler_error(node.schema ~ "." ~ node.alias ~ " does not exist yet; run `dbt build` (or `dbt run --select "

@@ -102,7 +102,7 @@
 {%- endmacro %}
 
 {% macro _vault_relation() -%}
-    {%- set node = graph.nodes['model.' ~ project_name ~ '.privacy_subject_keys'] -%}
+    {%- set node = gdpr_lakehouse.engine_node('privacy_subject_keys') -%}
     {{ return(adapter.get_relation(database=none, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 

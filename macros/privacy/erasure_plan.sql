@@ -10,7 +10,7 @@
     {%- set candidates = [] -%}
     {%- set vault = [] -%}
     {%- for node in graph.nodes.values()
-          if node.resource_type in ('model', 'snapshot') and node.package_name == project_name
+          if node.resource_type in ('model', 'snapshot') and gdpr_lakehouse.in_privacy_scope(node)
           and node.config.materialized not in ('view', 'ephemeral') -%}
         {%- set privacy = (node.config.meta or {}).get('privacy') or {} -%}
         {%- if privacy.get('role') == 'vault' -%}

@@ -255,7 +255,7 @@ when matched then update set
     lakehouse without a restore log yet. -#}
 {% macro heal_before_run() -%}
     {%- if execute -%}
-        {%- set node = graph.nodes['model.' ~ project_name ~ '.privacy_restore_log'] -%}
+        {%- set node = gdpr_lakehouse.engine_node('privacy_restore_log') -%}
         {%- set log_relation = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
         {%- if log_relation is not none and gdpr_lakehouse.scalar_query(
               "select count(*) from " ~ log_relation ~ " where status = 'restoring'", 0) | int > 0 -%}

@@ -65,7 +65,7 @@
         {%- endif -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set vault_node = graph.nodes['model.' ~ project_name ~ '.privacy_subject_keys'] -%}
+    {%- set vault_node = gdpr_lakehouse.engine_node('privacy_subject_keys') -%}
     {%- set vault = adapter.get_relation(database=none, schema=vault_node.schema, identifier=vault_node.alias) -%}
     {%- if vault is not none and gdpr_lakehouse.scalar_query("select count(*) from " ~ vault ~ " where subject_id = '"
           ~ gdpr_lakehouse.tombstone_key_id() ~ "'", 0) | int == 1 -%}

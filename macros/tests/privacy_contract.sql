@@ -42,7 +42,7 @@
 {% macro privacy_contract_nodes() -%}
     {%- set nodes = [] -%}
     {%- for node in graph.nodes.values()
-          if node.resource_type in ('model', 'seed', 'snapshot') and node.package_name == project_name -%}
+          if node.resource_type in ('model', 'seed', 'snapshot') and node.package_name in (project_name, gdpr_lakehouse.engine_package()) -%}
         {%- do nodes.append(node) -%}
     {%- endfor -%}
     {{ return(nodes) }}

@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{
     config(
         unique_key='order_id',

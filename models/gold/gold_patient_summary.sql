@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 with patients as (
     select * from {{ ref('silver_patients') }}
 ),

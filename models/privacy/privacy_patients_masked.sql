@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(materialized='view', meta={'audience': 'consumers'}, grants=gdpr_lakehouse.consumer_grants()) }}
 
 {#- Consumers read patients here: identifiers decrypted only for a PII reader

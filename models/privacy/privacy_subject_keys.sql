@@ -9,8 +9,9 @@
 
 {#-
     The subject key vault: one random 256-bit data key per data subject, created the
-    first time the subject arrives in the landing zone (an incremental run reads only
-    this build's landing files, bronze.landing_batch, before bronze reads them). Subjects only: the lakehouse's
+    first time the subject arrives: in the demo's landing zone (an incremental run reads
+    only this build's landing files, bronze.landing_batch, before bronze reads them) or
+    in a feed an adopter names in var gdpr_lakehouse_subjects (macros/utils/adoption.sql). Subjects only: the lakehouse's
     own keys live in privacy.system_keys. Append-only and never rebuilt
     (full_refresh=false): a rebuilt vault would orphan every ciphertext. Erasure deletes
     a subject's row and purges the vault's files at once. A tombstoned subject never
@@ -18,34 +19,21 @@
     The key mode (var key_envelope) is recorded on the table when it is made
     (post-hook record_key_envelope) and read from there by every command.
 -#}
+{%- if gdpr_lakehouse.demo_enabled() %}
 -- depends_on: {{ ref('bronze_landing_batch') }}
 -- depends_on: {{ ref('bronze_landing_ledger') }}
-with patients as (
-    select
-        patient_id as subject_id,
-        'patient' as subject_type
-    from {{ gdpr_lakehouse.landing_rows(source('landing', 'patients'), is_incremental()) }} as landed
-    where patient_id is not null
-),
-
-users as (
-    select
-        user_id as subject_id,
-        'user' as subject_type
-    from {{ gdpr_lakehouse.landing_rows(source('landing', 'users'), is_incremental()) }} as landed
-    where user_id is not null
-),
-
-arrivals as (
-    select distinct
-        subject_id,
-        subject_type
-    from patients
+{%- endif %}
+with arrivals as (
+    {%- for feed in gdpr_lakehouse.subject_feeds() %}
+    {%- if not loop.first %}
     union
+    {%- endif %}
     select distinct
-        subject_id,
-        subject_type
-    from users
+        cast(landed.`{{ feed.subject_id }}` as string) as subject_id,
+        '{{ feed.subject_type }}' as subject_type
+    from {{ gdpr_lakehouse.landing_rows(feed.relation, feed.batch_only and is_incremental()) }} as landed
+    where landed.`{{ feed.subject_id }}` is not null
+    {%- endfor %}
 ),
 
 new_subjects as (

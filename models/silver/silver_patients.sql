@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 with checked as (
     select * from {{ ref('silver_patients_checked') }}
     where quality_issue is null

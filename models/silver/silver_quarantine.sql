@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {#- Every row a quality rule rejected, with the rule: nothing is dropped silently.
     No personal data: the record id, the subject's pseudonym and the reason. -#}
 with rejected as (

@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(tags=['compliance'], meta={'fix': 'dbt run --select bronze'}) }}
 {#- No landing event is lost: per key, bronze holds the newest valid event of the
     landing zone (source time, then delete > update > insert; a key whose newest event

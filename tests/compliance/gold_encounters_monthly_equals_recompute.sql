@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(tags=['compliance'], meta={'fix': 'dbt run --select gold_encounters_monthly'}) }}
 {#- The anonymous aggregate, less what it keeps of erased patients, equals a recount of
     silver_encounters; what it keeps of them is never negative nor more than its total.

@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(tags=['compliance'], meta={'fix': 'dbt run --select gold_patients_by_city'}) }}
 {#- The CDF-maintained aggregate equals a full recompute from its upstream. After an
     erasure it catches up at the next build (meta.fix, printed when this fails). -#}

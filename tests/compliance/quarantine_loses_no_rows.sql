@@ -1,3 +1,4 @@
+{{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(tags=['compliance']) }}
 {#- Silver drops nothing silently: per entity, clean rows + quarantined rows = bronze rows. -#}
 {%- set entities = ['patients', 'encounters', 'users', 'clicks', 'orders'] -%}
