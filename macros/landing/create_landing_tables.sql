@@ -6,14 +6,16 @@
     Each is read with ignoreCorruptFiles: a file Spark cannot read as declared (not
     Parquet, or a column whose type cannot be cast) is skipped, never the whole build;
     bronze.landing_ledger records it as rejected and it is tried again at every build
-    until fixed. landing.landing_files lists every file under the landing zone
-    (binaryFile: path, size, time; the content is never read) for the ledger.
+    until fixed. For the demo's ledger, landing.landing_files lists every file under
+    the landing zone (binaryFile: path, size, time; the content is never read). An
+    adopting project's landing sources (its own, meta landing_format) are registered
+    the same way.
 #}
 {% macro create_landing_tables() -%}
     {%- if execute and flags.WHICH in ('build', 'run', 'test', 'snapshot', 'show', 'compile') -%}
         {%- set root = gdpr_lakehouse.landing_path() -%}
         {%- for source in graph.sources.values()
-              if source.package_name == gdpr_lakehouse.engine_package() and source.source_meta.get('landing_format') -%}
+              if source.package_name in (project_name, gdpr_lakehouse.engine_package()) and source.source_meta.get('landing_format') -%}
             {%- set format = source.source_meta['landing_format'] -%}
             {%- if format not in ('parquet', 'json', 'csv') -%}
                 {%- do exceptions.raise_compiler_error("source " ~ source.source_name ~ ": landing_format "
@@ -37,11 +39,13 @@
                 ~ " set serdeproperties ('ignoreCorruptFiles' = 'true')") -%}
             {%- do run_query('refresh table ' ~ source.schema ~ '.' ~ source.identifier) -%}
         {%- endfor -%}
+        {%- if gdpr_lakehouse.demo_enabled() -%}
         {%- set files = gdpr_lakehouse.landing_files_relation() -%}
         {%- do run_query('create schema if not exists ' ~ files.schema) -%}
         {%- do run_query('create table if not exists ' ~ files
             ~ " using binaryFile options (recursiveFileLookup 'true') location '" ~ root ~ "'") -%}
         {%- do run_query('refresh table ' ~ files) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return('') }}
 {%- endmacro %}

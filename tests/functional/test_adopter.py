@@ -1,0 +1,107 @@
+"""Another team's dbt project adopts the engine: tests/adopter (a CRM), none of the
+demo's models, the package installed by `local:` path.
+
+Its whole lifecycle runs in a process of its own (tests/adopter/lifecycle.py: its own
+JVM, warehouse and metastore, the commands a user types in the project folder, the
+project found from the current directory): build, request_erasure, gdpr_erase,
+restore_version, purge, forensic scan, a rebuild that must not bring the customer
+back, audit, and the compliance tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.dbt_harness import ROOT
+
+pytestmark = pytest.mark.functional
+
+FIXTURE = ROOT / "tests" / "adopter"
+
+
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    work = tmp_path_factory.mktemp("adopter")
+    project = work / "crm"
+    shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("lifecycle.py"))
+    # as the adopter would write it: the package where it is on this machine
+    (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("LAKEHOUSE_", "DBT_"))
+    }
+    env.update(
+        LAKEHOUSE_DIR=str(work / "lakehouse"),
+        LAKEHOUSE_ACTOR="crm-team",
+        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        SPARK_LOCAL_IP="127.0.0.1",
+    )
+    output = work / "facts.json"
+    run = subprocess.run(
+        [sys.executable, str(FIXTURE / "lifecycle.py"), str(project), str(output)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    return json.loads(output.read_text())
+
+
+def test_build_encrypts_under_the_customers_own_keys(facts: dict) -> None:
+    built = facts["built"]
+    assert built["customers"] == built["vault_keys"] == 4
+    assert facts["decrypts"] == 4
+    assert built["tickets"] == built["by_channel_tickets"] == 12
+    assert built["per_customer"] == 4
+
+
+def test_erasure_reaches_every_relation_the_contracts_name(facts: dict) -> None:
+    erased = facts["erased"]
+    assert facts["status_after_erase"] == "erased"
+    assert erased["erased_customer_rows"] == 0
+    assert (erased["customers"], erased["tickets"], erased["per_customer"]) == (3, 9, 3)
+    assert erased["vault_keys"] == 3
+    # retained by contract (anonymous aggregate)
+    assert erased["by_channel_tickets"] == 12
+    assert facts["evidence_relations"] == [
+        "crm.crm_customers",
+        "crm.crm_tickets",
+        "crm.crm_tickets_per_customer",
+        "crm_privacy.subject_keys",
+    ]
+
+
+def test_restore_never_brings_the_customer_back(facts: dict) -> None:
+    assert facts["restored"]["erased_customer_rows"] == 0
+    assert facts["restore_log"] == [
+        {"relation": "crm.crm_customers", "status": "reapplied", "rows_reerased": 1}
+    ]
+
+
+def test_purge_and_scan_prove_the_files_are_clean(facts: dict) -> None:
+    assert facts["witness"] == 0
+    assert facts["purge"] == 0
+    assert facts["status_after_purge"] == "purged"
+    assert facts["scan"] == 0
+
+
+def test_a_resent_customer_stays_erased(facts: dict) -> None:
+    rebuilt = facts["rebuilt"]
+    assert rebuilt["erased_customer_rows"] == 0
+    assert rebuilt["customers"] == rebuilt["vault_keys"] == 4
+    assert rebuilt["tickets"] == 12 - 3 + 15 - 3
+
+
+def test_audit_and_compliance_pass(facts: dict) -> None:
+    assert facts["audit"] == 0
+    assert facts["audited_relations"] == 4
+    assert facts["tested"] is True
