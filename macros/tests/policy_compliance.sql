@@ -13,13 +13,6 @@
     - unmasked_pii_sql: a masked view shows a PII value to someone who is not a PII reader.
 #}
 
-{% macro _retention_hours(text) -%}
-    {%- set match = modules.re.match('^\\s*(?:interval\\s+)?(\\d+)\\s+(second|minute|hour|day|week)s?\\s*$', (text or '') | string | lower) -%}
-    {%- if not match -%}{{ return(none) }}{%- endif -%}
-    {%- set per = {'second': 1 / 3600, 'minute': 1 / 60, 'hour': 1, 'day': 24, 'week': 168} -%}
-    {{ return((match.group(1) | int) * per[match.group(2)]) }}
-{%- endmacro %}
-
 {#- relations: [relation]; problems as [relation, property, problem]. -#}
 {% macro retention_problems(relations, max_days=none) -%}
     {%- set days = max_days if max_days is not none else var('erasure_deadline_days', 30) | int -%}

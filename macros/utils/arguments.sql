@@ -92,3 +92,16 @@
             ~ "; allowed: " ~ allowed | join(', ')) -%}
     {%- endif -%}
 {%- endmacro %}
+
+{#- A var that is a switch: true, false, or none when unset. Only the YAML booleans are
+    accepted: a quoted "false" is truthy in Jinja and would turn a switch on. -#}
+{% macro _flag_var(name, default=none) -%}
+    {%- set value = var(name, none) -%}
+    {%- if value is none -%}
+        {{ return(default) }}
+    {%- elif value is not sameas true and value is not sameas false -%}
+        {%- do exceptions.raise_compiler_error("var " ~ name ~ " is " ~ (value | tojson)[:40] ~ "; it must be true or false (unquoted)") -%}
+    {%- else -%}
+        {{ return(value) }}
+    {%- endif -%}
+{%- endmacro %}
