@@ -58,6 +58,15 @@ def _returning(macro: Any) -> Any:
     return call
 
 
+class _Relation(str):
+    """A relation as models see it: its name in SQL, and its parts."""
+
+    def __new__(cls, schema: str, identifier: str) -> _Relation:
+        relation = super().__new__(cls, f"{schema}.{identifier}")
+        relation.schema, relation.identifier = schema, identifier
+        return relation
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
     env.globals.update(
@@ -75,7 +84,7 @@ def _environment() -> jinja2.Environment:
             "var": lambda name, default=None: default,
             "env_var": lambda name, default="": default,
             "ref": lambda *parts, **kwargs: parts[-1],
-            "source": lambda source, table: f"{source}.{table}",
+            "source": _Relation,
             "this": "this_relation",
             "target": SimpleNamespace(type="spark", name="local", schema="default"),
             "execute": False,

@@ -1,7 +1,12 @@
-with landed as (
+with exported as (
     select * from {{ source('crm_landing', 'customers') }}
+),
+
+landed as (
+    select exported.*
+    from exported
     {% if is_incremental() %}
-    where updated_at > (select coalesce(max(updated_at), timestamp '1970-01-01') from {{ this }})
+    where exported.updated_at > (select coalesce(max(built.updated_at), timestamp '1970-01-01') from {{ this }} as built)
     {% endif %}
 ),
 
