@@ -10,6 +10,7 @@ the macros really produce. Listed in .sqlfluff as library_path.
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,22 +19,10 @@ from typing import Any
 import jinja2
 
 _ROOT = Path(__file__).resolve().parent.parent
-_MACROS: dict[str, Any] = {}
 
 
 class _CompilerError(Exception):
     pass
-
-
-def _dispatch(name: str, namespace: str | None = None) -> Any:
-    for candidate in (f"spark__{name}", f"default__{name}"):
-        if candidate in _MACROS:
-            return _MACROS[candidate]
-    return _MACROS[name]
-
-
-def _raise(message: str) -> None:
-    raise _CompilerError(message)
 
 
 class _Return(Exception):
@@ -58,61 +47,85 @@ def _returning(macro: Any) -> Any:
     return call
 
 
+def _raise(message: str) -> None:
+    raise _CompilerError(message)
+
+
 class _Relation(str):
     """A relation as models see it: its name in SQL, and its parts."""
 
-    def __new__(cls, schema: str, identifier: str) -> _Relation:
+    def __new__(cls, schema: str, identifier: str, database: str | None = None) -> _Relation:
         relation = super().__new__(cls, f"{schema}.{identifier}")
-        relation.schema, relation.identifier = schema, identifier
+        relation.schema, relation.identifier, relation.database = schema, identifier, database
         return relation
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
-    env.globals.update(
-        {
-            "adapter": SimpleNamespace(dispatch=_dispatch),
-            "api": SimpleNamespace(
-                Relation=SimpleNamespace(
-                    create=lambda **parts: f"{parts.get('schema')}.{parts.get('identifier')}"
-                )
-            ),
-            "invocation_id": "00000000-0000-0000-0000-000000000000",
-            "return": _return,
-            "modules": SimpleNamespace(re=re),
-            "exceptions": SimpleNamespace(raise_compiler_error=_raise),
-            "var": lambda name, default=None: default,
-            "env_var": lambda name, default="": default,
-            "ref": lambda *parts, **kwargs: parts[-1],
-            "source": _Relation,
-            "this": "this_relation",
-            "target": SimpleNamespace(type="spark", name="local", schema="default"),
-            "execute": False,
-            "is_incremental": lambda: False,
-            "gdpr_lakehouse": __import__(__name__),
-        }
-    )
-    return env
+class Macros:
+    """The gdpr_lakehouse namespace: every macro of macros/, rendered in plain Jinja.
+
+    `context` replaces or adds to dbt's context (var, run_query, adapter, graph,
+    execute, ...); without it, what lint needs (no warehouse, execute false). Tests
+    give a fake warehouse to render an operation's SQL in milliseconds and to see
+    which statements it issued.
+    """
+
+    CompilerError = _CompilerError
+
+    def __init__(self, context: dict[str, Any] | None = None) -> None:
+        self._macros: dict[str, Any] = {}
+        env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
+        env.globals.update(
+            {
+                "adapter": SimpleNamespace(dispatch=self._dispatch),
+                "api": SimpleNamespace(Relation=SimpleNamespace(create=self._create)),
+                "invocation_id": "00000000-0000-0000-0000-000000000000",
+                "return": _return,
+                "modules": SimpleNamespace(re=re, datetime=datetime),
+                "exceptions": SimpleNamespace(raise_compiler_error=_raise),
+                "var": lambda name, default=None: default,
+                "env_var": lambda name, default="": default,
+                "ref": lambda *parts, **kwargs: parts[-1],
+                "source": _Relation,
+                "this": "this_relation",
+                "target": SimpleNamespace(type="spark", name="local", schema="default"),
+                "execute": False,
+                "is_incremental": lambda: False,
+                "gdpr_lakehouse": self,
+            }
+        )
+        env.globals.update(context or {})
+        for path in sorted((_ROOT / "macros").rglob("*.sql")):
+            # every macro of the file, the private `_name` ones too (a template module
+            # exports only public names)
+            template = env.from_string(path.read_text())
+            rendered = template.new_context()
+            for _ in template.root_render_func(rendered):
+                pass
+            for name, value in rendered.vars.items():
+                if not name.startswith("__"):
+                    self._macros[name] = _returning(value) if callable(value) else value
+
+    @staticmethod
+    def _create(**parts: Any) -> _Relation:
+        return _Relation(parts.get("schema"), parts.get("identifier"), parts.get("database"))
+
+    def _dispatch(self, name: str, namespace: str | None = None) -> Any:
+        for candidate in (f"spark__{name}", f"default__{name}"):
+            if candidate in self._macros:
+                return self._macros[candidate]
+        return self._macros[name]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_macros"][name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
-def _load() -> None:
-    env = _environment()
-    for path in sorted((_ROOT / "macros").rglob("*.sql")):
-        # every macro of the file, the private `_name` ones too (a template module
-        # exports only public names)
-        template = env.from_string(path.read_text())
-        context = template.new_context()
-        for _ in template.root_render_func(context):
-            pass
-        for name, value in context.vars.items():
-            if not name.startswith("__"):
-                _MACROS[name] = _returning(value) if callable(value) else value
+_DEFAULT: list[Macros] = []
 
 
 def __getattr__(name: str) -> Any:
-    if not _MACROS:
-        _load()
-    try:
-        return _MACROS[name]
-    except KeyError:
-        raise AttributeError(name) from None
+    if not _DEFAULT:
+        _DEFAULT.append(Macros())
+    return getattr(_DEFAULT[0], name)

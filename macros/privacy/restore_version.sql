@@ -128,6 +128,16 @@
         {%- do exceptions.raise_compiler_error("restore_version: timestamp " ~ (value | tojson)[:60] ~ " is not a timestamp; "
             ~ "give \"YYYY-MM-DD HH:MM:SS\" (UTC; a date, fractions of a second or an offset like +01:00 are fine)") -%}
     {%- endif -%}
+    {#- a day the calendar has and a time of day, checked before any statement runs -#}
+    {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?)?', value) -%}
+    {%- set year = parts.group(1) | int -%}
+    {%- set month = parts.group(2) | int -%}
+    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
+    {%- set month_days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] -%}
+    {%- if month < 1 or month > 12 or (parts.group(3) | int) < 1 or (parts.group(3) | int) > month_days[month - 1]
+          or ((parts.group(4) or '0') | int) > 23 or ((parts.group(5) or '0') | int) > 59 or ((parts.group(6) or '0') | int) > 59 -%}
+        {%- do exceptions.raise_compiler_error("restore_version: timestamp \"" ~ value ~ "\" is not a valid date and time") -%}
+    {%- endif -%}
     {{ return(value) }}
 {%- endmacro %}
 

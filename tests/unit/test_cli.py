@@ -72,8 +72,10 @@ def test_a_plain_install_exposes_the_command(tmp_path: Path) -> None:
 
 
 def test_a_folder_without_a_dbt_project_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the command sets it for the jobs it runs; put it back after the test
+    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(ROOT))
     assert cli.main(["--project-dir", str(tmp_path), "report"]) == 2
     assert f"{tmp_path} is not a dbt project" in capsys.readouterr().err
 
