@@ -105,3 +105,16 @@
         {{ return(value) }}
     {%- endif -%}
 {%- endmacro %}
+
+{#- A whole number argument within bounds (ints, or strings of digits). -#}
+{% macro _validate_whole(value, argument, minimum, maximum) -%}
+    {%- if value is string and modules.re.match('^[0-9]{1,12}$', value) -%}
+        {%- set value = value | int -%}
+    {%- endif -%}
+    {%- if value is not number or value is sameas true or value is sameas false or value != value | int
+          or value < minimum or value > maximum -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " must be a whole number from " ~ minimum ~ " to " ~ maximum
+            ~ "; got " ~ (value | tojson)[:40]) -%}
+    {%- endif -%}
+    {{ return(value | int) }}
+{%- endmacro %}

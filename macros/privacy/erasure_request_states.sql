@@ -1,0 +1,92 @@
+{# gdpr_erase's moves of the request log: held, claimed (erasing), failed, erased. #}
+
+{#- An open request whose erasure has begun: a crashed or failed batch already wrote its
+    tombstone (and maybe deleted rows or shredded the key, which cannot be undone). A
+    legal hold placed after that cannot stop it: the batch is finished, and said so. -#}
+{% macro _erasure_begun(ctx, alias='requests') -%}
+    ({{ alias }}.status in ('erasing', 'failed') and exists (
+        select 1 from {{ ctx.tombstones }} as begun
+        where begun.subject_hash = {{ gdpr_lakehouse.tombstone_hash(alias ~ '.subject_id', keys=ctx.system_keys) }}
+    ))
+{%- endmacro %}
+
+{#- Open requests of subjects under an active legal hold become held, with the reason;
+    not those whose erasure has begun. -#}
+{% macro _hold_requests_sql(ctx, ids) -%}
+merge into {{ ctx.requests }} as requests
+using (
+    select
+        requests.request_id,
+        min(holds.reason) as hold_reason
+    from {{ ctx.requests }} as requests
+    inner join {{ ctx.holds }} as holds
+        on requests.subject_id = holds.subject_id and holds.released_at is null
+    where requests.status in ('pending', 'failed', 'erasing'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+        and not {{ gdpr_lakehouse._erasure_begun(ctx) }}
+    group by requests.request_id
+) as held
+on requests.request_id = held.request_id
+when matched then update set
+    status = 'held',
+    status_reason = concat('legal hold: ', held.hold_reason),
+    updated_at = current_timestamp()
+{%- endmacro %}
+
+{#- Claim open requests (and held ones whose hold was released) for this batch, with
+    the subject's type and pseudonym from the vault while the key still exists. -#}
+{% macro _claim_requests_sql(ctx, ids) -%}
+merge into {{ ctx.requests }} as requests
+using (
+    select
+        requests.request_id,
+        vault.subject_type,
+        vault.subject_pseudonym
+    from {{ ctx.requests }} as requests
+    left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
+    where requests.status in ('pending', 'failed', 'erasing', 'held'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+        and (not exists (
+            select 1 from {{ ctx.holds }} as holds
+            where holds.subject_id = requests.subject_id and holds.released_at is null
+        ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
+) as claim
+on requests.request_id = claim.request_id
+when matched then update set
+    status = 'erasing',
+    status_reason = null,
+    batch_id = '{{ ctx.batch }}',
+    subject_type = coalesce(requests.subject_type, claim.subject_type),
+    subject_pseudonym = coalesce(requests.subject_pseudonym, claim.subject_pseudonym),
+    updated_at = current_timestamp()
+{%- endmacro %}
+
+{% macro _fail_sql(step, ctx, attempts) -%}
+merge into {{ ctx.requests }} as requests
+using (select request_id from ({{ gdpr_lakehouse._batch_base(ctx) }}) as batch) as failed
+on requests.request_id = failed.request_id
+when matched then update set
+    status = 'failed',
+    status_reason = 'write conflicts on {{ step.relation_name }} after {{ attempts }} attempts; rerun gdpr_erase',
+    updated_at = current_timestamp()
+{%- endmacro %}
+
+{#- Requests whose every relation is erased (or absent) become erased; the link
+    between id and pseudonym is dropped (the tombstone keeps the pseudonym). -#}
+{% macro _complete_requests_sql(ctx) -%}
+merge into {{ ctx.requests }} as requests
+using (
+    select
+        batch.request_id,
+        max(case when evidence.action = 'shred' then evidence.purged_at end) as shredded_at
+    from ({{ gdpr_lakehouse._batch_base(ctx) }}) as batch
+    left join {{ ctx.evidence }} as evidence on batch.request_id = evidence.request_id
+    group by batch.request_id
+    having count_if(evidence.status not in ('erased', 'absent')) = 0 and count(evidence.request_id) > 0
+) as done
+on requests.request_id = done.request_id
+when matched then update set
+    status = 'erased',
+    shredded_at = coalesce(requests.shredded_at, done.shredded_at),
+    erased_at = current_timestamp(),
+    subject_pseudonym = null,
+    updated_at = current_timestamp()
+{%- endmacro %}

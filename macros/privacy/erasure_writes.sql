@@ -1,0 +1,130 @@
+{# gdpr_erase's writes: the tombstones first, then one batched MERGE per relation of the plan. #}
+
+{% macro _tombstone_sql(ctx) -%}
+merge into {{ ctx.tombstones }} as tombstones
+using (
+    select
+        {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash,
+        min(request_id) as request_id,
+        min(subject_type) as subject_type,
+        min(subject_pseudonym) as subject_pseudonym
+    from {{ ctx.requests }}
+    where status = 'erasing'
+    group by subject_id
+) as erased
+on tombstones.subject_hash = erased.subject_hash
+when matched and tombstones.pseudonym_hash is null and erased.subject_pseudonym is not null then update set
+    pseudonym_hash = {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }},
+    subject_type = erased.subject_type
+when not matched then insert (subject_hash, request_id, erased_at, subject_type, subject_pseudonym, pseudonym_hash)
+values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, null,
+        {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }})
+{%- endmacro %}
+
+{#- The batch as (request_id, erase_key) for one relation: the subject id or its
+    pseudonym, only subjects of the relation's type (or of unknown type). -#}
+{% macro _batch_source(step, base) -%}
+select
+    request_id,
+    subject_pseudonym,
+    {{ 'subject_pseudonym' if step.key_kind == 'pseudonym' else 'subject_id' }} as erase_key
+from ({{ base }}) as batch
+{%- if step.subject_type and step.action != 'shred' %}
+where subject_type is null or subject_type = '{{ step.subject_type }}'
+{%- endif %}
+{%- endmacro %}
+
+{#- The requests being erased: claimed by this run or left `erasing` by an interrupted one. -#}
+{% macro _batch_base(ctx) -%}
+select request_id, subject_id, subject_type, subject_pseudonym, batch_id
+from {{ ctx.requests }}
+where status = 'erasing'
+{%- endmacro %}
+
+{#- The batched write: one MERGE for the whole batch. -#}
+{% macro _erase_sql(step, base) -%}
+    {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base))) }}
+{%- endmacro %}
+
+{#- Delete (or anonymize) in one relation the rows whose key is among the erase_key
+    values of a query. The keys are broadcast to every task that scans the target: with
+    Spark's size estimate alone (autoBroadcastJoinThreshold, 10 MB) a batch of a few
+    hundred thousand keys or more is sort-merge joined, which shuffles the whole target
+    and costs 4-5x the core-seconds (bench/run.py, "broadcast off"). Pass
+    broadcast=false for a key query too large for the driver's memory. -#}
+{% macro _erase_merge_sql(step, keys_sql, broadcast=true) -%}
+    {%- set key = adapter.quote(step.key) -%}
+merge into {{ step.relation }} as target
+using (
+    select {{ '/*+ BROADCAST */ ' if broadcast }}distinct erase_key from ({{ keys_sql }}) as batch
+    where erase_key is not null
+) as erase
+on target.{{ key }} = erase.erase_key
+{%- if step.action == 'anonymize' %}
+when matched then update set
+    {%- for column in [step.key] + step.pii_columns %}
+    target.{{ adapter.quote(column) }} = null{{ ',' if not loop.last }}
+    {%- endfor %}
+{%- else %}
+when matched then delete
+{%- endif %}
+{%- endmacro %}
+
+{#- Erase the batch from one relation. Returns what happened, for the evidence:
+    {step, status, attempts, versions (the erasure commits of the batch), version_before, version_after}. -#}
+{% macro _erase_relation(step, ctx) -%}
+    {%- set outcome = {'step': step, 'status': 'erased', 'attempts': 0, 'versions': [], 'version_before': none, 'version_after': none} -%}
+    {%- if adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is none -%}
+        {%- do outcome.update({'status': 'absent'}) -%}
+        {{ return(outcome) }}
+    {%- endif -%}
+    {#- no subject of the relation's type in the batch: nothing to write -#}
+    {%- set applies = step.action == 'shred' or not step.subject_type or step.subject_type in ctx.types
+        or (none in ctx.types and step.key_kind == 'id') -%}
+    {%- if applies -%}
+        {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx))) -%}
+        {%- do outcome.update({'attempts': result.attempts}) -%}
+        {%- if result.attempts > 1 -%}
+            {%- do log('gdpr_erase: ' ~ step.relation_name ~ ': ' ~ (result.attempts - 1) ~ ' concurrent-write conflict(s) retried', info=true) -%}
+        {%- endif -%}
+        {%- if not result.done -%}
+            {%- do run_query(gdpr_lakehouse._fail_sql(step, ctx, result.attempts)) -%}
+            {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+            {%- do exceptions.raise_compiler_error("gdpr_erase: " ~ step.relation_name ~ ": every one of " ~ result.attempts
+                ~ " attempts of the batched erasure lost a write conflict to a concurrent writer (Delta SQLSTATE 2D521); "
+                ~ "the requests are marked failed and nothing is lost: run gdpr_erase again (it resumes), "
+                ~ "or raise var erasure_max_attempts") -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if step.action == 'shred' -%}
+        {%- do gdpr_lakehouse._crash_point('shred:deleted') -%}
+        {#- the vault alone is purged at once: REORG, then VACUUM LITE (deletes only files
+            the log removed, never a file a concurrent writer is still writing) at 0 hours -#}
+        {%- do gdpr_lakehouse.purge_deletion_vectors(step.relation) -%}
+        {%- do gdpr_lakehouse._crash_point('shred:reorg') -%}
+        {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
+        {%- do run_query('vacuum ' ~ step.relation ~ ' lite retain 0 hours') -%}
+        {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = true') -%}
+    {%- endif -%}
+    {%- set history = run_query('describe history ' ~ step.relation ~ ' limit 100') -%}
+    {%- for row in history
+          if row['operation'] in ('MERGE', 'DELETE', 'UPDATE')
+          and (fromjson(row['userMetadata'] or '{}') or {}).get('purpose') == 'erase'
+          and (fromjson(row['userMetadata'] or '{}') or {}).get('batch_id') in ctx.batches -%}
+        {%- do outcome.versions.append(row['version'] | int) -%}
+    {%- endfor -%}
+    {%- set ns = namespace(rows=0) -%}
+    {%- for row in history if (row['version'] | int) in outcome.versions -%}
+        {%- set metrics = row['operationMetrics'] | string -%}
+        {%- for name in ['numTargetRowsDeleted', 'numTargetRowsUpdated', 'numDeletedRows', 'numUpdatedRows'] -%}
+            {%- set ns.rows = ns.rows + (gdpr_lakehouse._history_metric(metrics, name) | int) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- do outcome.update({'metric_rows': ns.rows}) -%}
+    {%- set latest = history.rows[0]['version'] | int -%}
+    {%- do outcome.update({
+        'version_before': (outcome.versions | min) - 1 if outcome.versions else latest,
+        'version_after': outcome.versions | max if outcome.versions else latest,
+    }) -%}
+    {{ return(outcome) }}
+{%- endmacro %}
