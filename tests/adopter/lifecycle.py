@@ -31,22 +31,26 @@ CUSTOMERS = [
 ]
 
 
+def write_export(
+    landing: Path, table: str, batch: int, rows: list[tuple], columns: list[str]
+) -> None:
+    """One export file, <landing>/<table>/batch-NNNN.parquet; the last column is its time."""
+    folder = landing / table
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {name: [row[i] for row in rows] for i, name in enumerate(columns[:-1])}
+    at = datetime(2026, 11, batch, 9, 0, tzinfo=UTC)
+    data[columns[-1]] = pa.array([at] * len(rows), pa.timestamp("us", tz="UTC"))
+    pq.write_table(pa.table(data), folder / f"batch-{batch:04d}.parquet")
+
+
 def land(landing: Path, batch: int, customers: list[tuple[str, str, str, str]]) -> None:
     """One export: the customers given and three tickets each."""
-    at = datetime(2026, 11, batch, 9, 0, tzinfo=UTC)
-    folder = landing / "customers"
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        pa.table(
-            {
-                "customer_id": [c[0] for c in customers],
-                "full_name": [c[1] for c in customers],
-                "email": [c[2] for c in customers],
-                "country": [c[3] for c in customers],
-                "updated_at": pa.array([at] * len(customers), pa.timestamp("us", tz="UTC")),
-            }
-        ),
-        folder / f"batch-{batch:04d}.parquet",
+    write_export(
+        landing,
+        "customers",
+        batch,
+        customers,
+        ["customer_id", "full_name", "email", "country", "updated_at"],
     )
     tickets = [
         (
@@ -58,19 +62,12 @@ def land(landing: Path, batch: int, customers: list[tuple[str, str, str, str]]) 
         for c in customers
         for n in range(3)
     ]
-    folder = landing / "tickets"
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        pa.table(
-            {
-                "ticket_id": [t[0] for t in tickets],
-                "customer_id": [t[1] for t in tickets],
-                "channel": [t[2] for t in tickets],
-                "body": [t[3] for t in tickets],
-                "opened_at": pa.array([at] * len(tickets), pa.timestamp("us", tz="UTC")),
-            }
-        ),
-        folder / f"batch-{batch:04d}.parquet",
+    write_export(
+        landing,
+        "tickets",
+        batch,
+        tickets,
+        ["ticket_id", "customer_id", "channel", "body", "opened_at"],
     )
 
 
@@ -191,8 +188,8 @@ def main(project: Path, facts_file: Path) -> int:
     facts["audited_relations"] = scalar(
         "select count(distinct relation) from crm_audit.change_log where relation like 'crm.%'"
     )
+    # every other test ran in the build just before; the audit is complete only now
     dbt("test", "--select", "tag:compliance")
-    dbt("test")
     facts["tested"] = True
     facts_file.write_text(json.dumps(facts, indent=2, default=str))
     return 0
