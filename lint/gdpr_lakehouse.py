@@ -11,6 +11,7 @@ the macros really produce. Listed in .sqlfluff as library_path.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -90,6 +91,7 @@ class Macros:
                 "target": SimpleNamespace(type="spark", name="local", schema="default"),
                 "execute": False,
                 "is_incremental": lambda: False,
+                "fromjson": json.loads,
                 "gdpr_lakehouse": self,
             }
         )

@@ -67,6 +67,7 @@ from python_jobs.project import (
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 from python_jobs.reorg import reorg_in_local_app
+from python_jobs.request_states import status_in
 
 SAFETY_HOURS = 168
 RECORD_RETENTION_DAYS = 1095
@@ -273,7 +274,7 @@ def erased_subjects(
     return [
         row[0]
         for row in spark.sql(
-            f"select distinct subject_id from {requests} where status in ('erased', 'purged'){only}"
+            f"select distinct subject_id from {requests} where status in {status_in('fulfilled')}{only}"
         ).collect()
     ]
 

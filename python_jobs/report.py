@@ -34,9 +34,9 @@ from pyspark.sql import SparkSession
 
 from python_jobs.project import ProjectError, prog, run_job, state_dir
 from python_jobs.relations import delta_relations, table_location
+from python_jobs.request_states import request_states, status_in
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
-OPEN = ("pending", "erasing", "failed")
 CHANGES_SQL = """
 select
     -- versions that left the Delta log before they were audited have no known time
@@ -114,7 +114,7 @@ select
     deadline,
     -- open: days since received; done: days it took to erase
     round((unix_timestamp(coalesce(erased_at, timestamp'{now}')) - unix_timestamp(received_at)) / 86400, 1) as age_days,
-    case when status in ('pending', 'erasing', 'failed', 'held')
+    case when status in {unfinished}
         then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
     end as days_left,
     erased_at,
@@ -146,11 +146,15 @@ class Report:
 
     @property
     def overdue(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r["status"] in OPEN and r["days_left"] < 0]
+        return [
+            r
+            for r in self.requests
+            if r["status"] in request_states()["open"] and r["days_left"] < 0
+        ]
 
     @property
     def open(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r["status"] in (*OPEN, "held")]
+        return [r for r in self.requests if r["status"] in request_states()["unfinished"]]
 
 
 def _rows(spark: SparkSession, sql: str) -> list[dict[str, Any]]:
@@ -192,7 +196,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
             spark,
             ERASURES_SQL.format(unit=unit, pattern=pattern, subject_relations=subject_relations),
         ),
-        requests=_rows(spark, REQUESTS_SQL.format(now=text)),
+        requests=_rows(spark, REQUESTS_SQL.format(now=text, unfinished=status_in("unfinished"))),
         summary=_rows(spark, SUMMARY_SQL)[0],
     )
 

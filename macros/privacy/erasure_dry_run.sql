@@ -27,7 +27,7 @@ select
     coalesce(requests.subject_pseudonym, vault.subject_pseudonym) as subject_pseudonym
 from {{ ctx.requests }} as requests
 left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
-where requests.status in ('pending', 'failed', 'erasing', 'held') and {{ not_held }}
+where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }} and {{ not_held }}
         {%- endif -%}
     {%- endset -%}
     {%- set subjects = gdpr_lakehouse.scalar_query('select count(distinct subject_id) from (' ~ base ~ ') as batch', 0) -%}

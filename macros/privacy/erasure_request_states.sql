@@ -4,7 +4,7 @@
     tombstone (and maybe deleted rows or shredded the key, which cannot be undone). A
     legal hold placed after that cannot stop it: the batch is finished, and said so. -#}
 {% macro _erasure_begun(ctx, alias='requests') -%}
-    ({{ alias }}.status in ('erasing', 'failed') and exists (
+    ({{ alias }}.status in {{ gdpr_lakehouse.request_status_in('begun') }} and exists (
         select 1 from {{ ctx.tombstones }} as begun
         where begun.subject_hash = {{ gdpr_lakehouse.tombstone_hash(alias ~ '.subject_id', keys=ctx.system_keys) }}
     ))
@@ -21,7 +21,7 @@ using (
     from {{ ctx.requests }} as requests
     inner join {{ ctx.holds }} as holds
         on requests.subject_id = holds.subject_id and holds.released_at is null
-    where requests.status in ('pending', 'failed', 'erasing'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+    where requests.status in {{ gdpr_lakehouse.request_status_in('open') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
         and not {{ gdpr_lakehouse._erasure_begun(ctx) }}
     group by requests.request_id
 ) as held
@@ -43,7 +43,7 @@ using (
         vault.subject_pseudonym
     from {{ ctx.requests }} as requests
     left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
-    where requests.status in ('pending', 'failed', 'erasing', 'held'){{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+    where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
         and (not exists (
             select 1 from {{ ctx.holds }} as holds
             where holds.subject_id = requests.subject_id and holds.released_at is null

@@ -68,7 +68,7 @@
         carry it too, and new requests join it, so every commit of the batch, whichever
         run made it, is found by its tag and counted once. -#}
     {%- set interrupted = run_query("select distinct batch_id from " ~ ctx.requests
-        ~ " where status in ('erasing', 'failed') and batch_id is not null order by batch_id").columns[0].values() | list -%}
+        ~ " where status in " ~ gdpr_lakehouse.request_status_in('begun') ~ " and batch_id is not null order by batch_id").columns[0].values() | list -%}
     {%- if interrupted -%}
         {%- if not modules.re.match('^[A-Za-z0-9_-]{1,64}$', interrupted[0] | string) -%}
             {%- do exceptions.raise_compiler_error("gdpr_erase: " ~ ctx.requests ~ " holds an interrupted batch id that is not one gdpr_erase writes: "

@@ -34,7 +34,7 @@ using (
     as incoming (request_id, subject_id)
 ) as incoming
 on requests.subject_id = incoming.subject_id
-    and requests.status in ('pending', 'erasing', 'held', 'failed')
+    and requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
 when not matched then insert (
     request_id, subject_id, subject_type, subject_pseudonym, reason, requested_by,
     received_at, deadline, status, status_reason, batch_id, shredded_at, erased_at, purged_at, updated_at
@@ -62,7 +62,7 @@ when not matched then insert (
     {%- set query -%}
 select request_id, subject_id, status, cast(received_at as string), cast(deadline as string)
 from {{ requests }}
-where status in ('pending', 'erasing', 'held', 'failed')
+where status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
     and subject_id in ({% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %})
 order by subject_id
     {%- endset -%}

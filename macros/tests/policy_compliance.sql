@@ -84,7 +84,7 @@ select
     deadline,
     datediff(current_timestamp(), deadline) as days_overdue
 from {{ requests }}
-where status in ('pending', 'erasing', 'failed')
+where status in {{ gdpr_lakehouse.request_status_in('open') }}
     and deadline < current_timestamp()
 {%- endmacro %}
 

@@ -1,0 +1,50 @@
+"""The erasure request's states are declared once (macros/utils/request_states.sql) and
+read alike by the dbt operations and the Python jobs (no JVM)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from python_jobs.request_states import request_states, status_in
+from tests.dbt_harness import ROOT, DbtProject
+
+
+def test_the_jobs_and_the_operations_read_the_same_states(dbt: DbtProject) -> None:
+    for group in ("open", "unfinished", "begun", "fulfilled"):
+        rendered = dbt.compile_inline(f"{{{{ gdpr_lakehouse.request_status_in('{group}') }}}}")
+        assert rendered == status_in(group)
+    states = request_states()
+    assert set(states["open"]) < set(states["unfinished"]) <= set(states["states"])
+    assert set(states["fulfilled"]).isdisjoint(states["unfinished"])
+    assert set(states["open"]) | {"held"} == set(states["unfinished"])
+    assert set(states["begun"]) < set(states["open"])
+
+
+def test_an_unknown_group_is_refused(dbt: DbtProject) -> None:
+    success, errors = dbt.invoke_errors(
+        "compile",
+        "--no-populate-cache",
+        "--inline",
+        "{{ gdpr_lakehouse.request_status_in('closed') }}",
+    )
+    assert not success
+    assert "no group closed; groups: open, unfinished, begun, fulfilled" in errors
+
+
+@pytest.mark.parametrize("folder", ["macros", "python_jobs"])
+def test_no_other_file_spells_out_a_group_of_states(folder: str) -> None:
+    # a list of two or more request states written out, e.g. ('pending', 'erasing', 'failed')
+    states = "|".join(request_states()["states"])
+    written = re.compile(rf"""\(\s*['"]({states})['"]\s*,\s*['"]({states})['"]""")
+    found = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / folder).rglob("*.*"))
+        if path.suffix in (".sql", ".py") and path.name != "request_states.sql"
+        for line in path.read_text().splitlines()
+        # the evidence rows have states of their own (erasing, erased, absent, purged)
+        if "evidence.status" not in line
+        for match in written.finditer(line)
+    ]
+    assert found == []
