@@ -72,8 +72,8 @@ from python_jobs.project import (
     state_dir,
 )
 from python_jobs.relations import DeltaRelation, delta_relations
+from python_jobs.request_states import is_subject_id, subject_id_pattern
 
-SUBJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 VERDICTS = ("readable", "unreadable", "retained")
 AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "dbt")
@@ -270,7 +270,7 @@ def read_witness(path: Path) -> Witness:
     if not isinstance(data, dict) or data.get("version") != WITNESS_VERSION:
         raise ScanError(f"witness file {path} is not a version {WITNESS_VERSION} witness file")
     subject_id = data.get("subject_id")
-    if not isinstance(subject_id, str) or not SUBJECT_ID.match(subject_id):
+    if not is_subject_id(subject_id):
         raise ScanError(f"witness file {path}: subject_id is missing or malformed")
     values = data.get("values") or []
     if not isinstance(values, list) or not all(
@@ -667,10 +667,10 @@ def _subject(args: argparse.Namespace, relations: list[DeltaRelation], warehouse
             )
         return subject_of_request(args.request_id, relations, warehouse)
     if args.subject_id is not None:
-        if not SUBJECT_ID.match(args.subject_id):
+        if not is_subject_id(args.subject_id):
             raise ScanError(
-                f"--subject-id {args.subject_id[:80]!r} is not a subject id: "
-                "1 to 64 letters, digits, _ or -"
+                f"--subject-id {args.subject_id[:80]!r} is not a subject id (var subject_id_pattern: "
+                f"{subject_id_pattern().pattern})"
             )
         return args.subject_id
     raise ScanError("say whose data to look for: --subject-id, --request-id or --witness")

@@ -1,4 +1,4 @@
-"""The erasure request's states, read from the one place they are declared.
+"""The erasure request's states and the subject id rule, read from where they are declared.
 
 macros/utils/request_states.sql declares them for the dbt operations; the jobs render
 the same macro here (plain Jinja: it needs no dbt context), so the report, purge and
@@ -8,24 +8,49 @@ the operations never disagree on which requests are open.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 
 import jinja2
 
-from python_jobs.project import engine_root
+from python_jobs.project import engine_root, project_vars
+
+
+def _engine_macro(path: str, name: str) -> str:
+    """One of the engine's macros rendered in plain Jinja (it must need no dbt context)."""
+    source = (engine_root() / "macros" / path).read_text()
+    module = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(source).module
+    return str(getattr(module, name)()).strip()
 
 
 @cache
 def request_states() -> dict[str, tuple[str, ...]]:
     """{"states": (...), "open": (...), "unfinished": (...), "fulfilled": (...)}."""
-    source = (engine_root() / "macros" / "utils" / "request_states.sql").read_text()
-    module = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(source).module
-    return {
-        group: tuple(states)
-        for group, states in json.loads(str(module.request_states_json())).items()
-    }
+    declared = json.loads(_engine_macro("utils/request_states.sql", "request_states_json"))
+    return {group: tuple(states) for group, states in declared.items()}
 
 
 def status_in(group: str) -> str:
     """A group of states as a SQL list, as request_status_in() renders it."""
     return "('" + "', '".join(request_states()[group]) + "')"
+
+
+def subject_id_pattern() -> re.Pattern[str]:
+    """What a subject id may look like: var subject_id_pattern of the project, else the
+    default the operations use (macro default_subject_id_pattern); never `__...`."""
+    configured = project_vars().get("subject_id_pattern")
+    return re.compile(
+        str(configured)
+        if configured
+        else _engine_macro("utils/arguments.sql", "default_subject_id_pattern")
+    )
+
+
+def is_subject_id(value: object) -> bool:
+    """The check the operations make of a subject id, in Python."""
+    return (
+        isinstance(value, str)
+        and not value.startswith("__")
+        and value == value.strip()
+        and subject_id_pattern().match(value) is not None
+    )

@@ -4,11 +4,17 @@
     Nothing has run when these raise, so a bad argument changes nothing.
 #}
 
+{#- What a subject id may look like unless var subject_id_pattern says otherwise; the
+    Python jobs render this macro too (python_jobs/request_states.py). -#}
+{% macro default_subject_id_pattern() -%}
+^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$
+{%- endmacro %}
+
 {#- A list of subject ids: 1..var erasure_max_subjects (10,000) strings matching var
     subject_id_pattern (default: a letter or digit, then letters, digits, _ or -, 64
     characters at most). Returns them deduplicated, in order. -#}
 {% macro _validate_subject_ids(subject_ids, argument='subject_ids') -%}
-    {%- set pattern = var('subject_id_pattern', '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$') -%}
+    {%- set pattern = var('subject_id_pattern', gdpr_lakehouse.default_subject_id_pattern()) -%}
     {%- set limit = var('erasure_max_subjects', 10000) | int -%}
     {%- set usage = " (e.g. --args '{" ~ argument ~ ": [\"P0000123\", \"U0000042\"]}')" -%}
     {%- if subject_ids is none or subject_ids is string or subject_ids is mapping or subject_ids is not iterable -%}

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from python_jobs.request_states import request_states, status_in
+from python_jobs.request_states import is_subject_id, request_states, status_in, subject_id_pattern
 from tests.dbt_harness import ROOT, DbtProject
 
 
@@ -48,3 +48,20 @@ def test_no_other_file_spells_out_a_group_of_states(folder: str) -> None:
         for match in written.finditer(line)
     ]
     assert found == []
+
+
+def test_the_scan_and_the_operations_accept_the_same_subject_ids(
+    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered = dbt.compile_inline("{{ gdpr_lakehouse.default_subject_id_pattern() }}")
+    assert subject_id_pattern().pattern == rendered
+    assert is_subject_id("P0000001")
+    for refused in ("__tombstone__", " P1", "-P1", "P1;", "x" * 65, None):
+        assert not is_subject_id(refused)
+    # an adopter's own pattern (its dbt_project.yml vars) holds for the jobs too
+    monkeypatch.setattr(
+        "python_jobs.request_states.project_vars",
+        lambda: {"subject_id_pattern": "^[a-z]+@[a-z.]+$"},
+    )
+    assert is_subject_id("ada@example.org")
+    assert not is_subject_id("P0000001")
