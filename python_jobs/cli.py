@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"python_jobs.{COMMANDS[args.command][0]}")
     project._PROG.append(f"gdpr-lakehouse {args.command}")
     try:
+        if args.project_dir is not None:
+            project.project_root()  # a folder that is no dbt project stops here, before any job
         return int(module.main(args.arguments) or 0)
     except project.ProjectError as error:
         print(f"gdpr-lakehouse {args.command}: {error}", file=sys.stderr)
