@@ -82,6 +82,10 @@ class DbtProject:
             raise AssertionError(f"dbt run-operation {macro} {args} failed: {errors}")
         return success, errors
 
+    def compile_errors(self, sql: str) -> tuple[bool, str]:
+        """Render Jinja through dbt; (success, every error message), no connection."""
+        return self.invoke_errors("compile", "--no-populate-cache", "--inline", sql)
+
     def compile_inline(self, sql: str) -> str:
         """Render Jinja (a macro call) through dbt itself; no warehouse connection."""
         result = self.invoke("compile", "--no-populate-cache", "--inline", sql)

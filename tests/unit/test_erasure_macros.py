@@ -87,10 +87,7 @@ def test_conflict_retry_catches_only_delta_conflicts(dbt: DbtProject) -> None:
     ],
 )
 def test_subject_ids_are_validated(dbt: DbtProject, ids: str, message: str) -> None:
-    success, errors = dbt.invoke_errors(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
+    success, errors = dbt.compile_errors(
         f"{{{{ gdpr_lakehouse._validate_subject_ids({ids}) }}}}",
     )
     assert not success
@@ -105,10 +102,7 @@ def test_valid_ids_are_deduplicated(dbt: DbtProject) -> None:
 
 
 def test_short_vacuum_retention_needs_the_opt_in(dbt: DbtProject) -> None:
-    success, errors = dbt.invoke_errors(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
+    success, errors = dbt.compile_errors(
         "{{ gdpr_lakehouse.default__vacuum_relation('bronze.patients', 0) }}",
     )
     assert not success
@@ -124,10 +118,7 @@ def test_free_text_keeps_quotes_escaped(dbt: DbtProject) -> None:
 
 @pytest.mark.parametrize("text", ["two\\nlines", "back\\\\slash", "   "])
 def test_free_text_rejects_control_characters_and_backslashes(dbt: DbtProject, text: str) -> None:
-    success, errors = dbt.invoke_errors(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
+    success, errors = dbt.compile_errors(
         f"{{{{ gdpr_lakehouse._validate_text('{text}', 'reason') }}}}",
     )
     assert not success

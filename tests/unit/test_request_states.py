@@ -23,10 +23,7 @@ def test_the_jobs_and_the_operations_read_the_same_states(dbt: DbtProject) -> No
 
 
 def test_an_unknown_group_is_refused(dbt: DbtProject) -> None:
-    success, errors = dbt.invoke_errors(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
+    success, errors = dbt.compile_errors(
         "{{ gdpr_lakehouse.request_status_in('closed') }}",
     )
     assert not success

@@ -81,10 +81,7 @@ def test_default_retention_keeps_recent_versions(dbt: DbtProject) -> None:
     ],
 )
 def test_timestamp_text_is_checked_before_any_sql(dbt: DbtProject, value: str, ok: bool) -> None:
-    success, errors = dbt.invoke_errors(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
+    success, errors = dbt.compile_errors(
         "{{ gdpr_lakehouse._validate_timestamp_text(" + repr(value) + ") }}",
     )
     assert success == ok
