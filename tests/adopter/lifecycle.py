@@ -32,13 +32,14 @@ CUSTOMERS = [
 
 
 def write_export(
-    landing: Path, table: str, batch: int, rows: list[tuple], columns: list[str]
+    landing: Path, table: str, batch: int, rows: list[tuple], columns: list[str], day: int = 0
 ) -> None:
-    """One export file, <landing>/<table>/batch-NNNN.parquet; the last column is its time."""
+    """One export file, <landing>/<table>/batch-NNNN.parquet; the last column is its time
+    (9:00 on 2026-11-<day>, by default the batch number)."""
     folder = landing / table
     folder.mkdir(parents=True, exist_ok=True)
     data = {name: [row[i] for row in rows] for i, name in enumerate(columns[:-1])}
-    at = datetime(2026, 11, batch, 9, 0, tzinfo=UTC)
+    at = datetime(2026, 11, day or batch, 9, 0, tzinfo=UTC)
     data[columns[-1]] = pa.array([at] * len(rows), pa.timestamp("us", tz="UTC"))
     pq.write_table(pa.table(data), folder / f"batch-{batch:04d}.parquet")
 
@@ -181,8 +182,24 @@ def main(project: Path, facts_file: Path) -> int:
 
     # the CRM sends the customer again, with a new one
     land(landing, 2, [*CUSTOMERS, ("C0005", "Barbara Liskov", "barbara@example.org", "US")])
+    # and a late file, dated before batch 2: a customer the lakehouse has not seen, and an
+    # older state of one it has (which must not win over the newer one)
+    write_export(
+        landing,
+        "customers",
+        3,
+        [
+            ("C0006", "Donald Knuth", "don@example.org", "US"),
+            ("C0003", "Alan Turing", "alan@example.org", "FR"),
+        ],
+        ["customer_id", "full_name", "email", "country", "updated_at"],
+        day=1,
+    )
     dbt("build")
     facts["rebuilt"] = counts()
+    facts["countries"] = {
+        row[0]: row[1] for row in rows("select customer_id, country from crm.crm_customers")
+    }
 
     facts["audit"] = cli("audit", "--once")
     facts["audited_relations"] = scalar(

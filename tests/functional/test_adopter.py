@@ -94,11 +94,20 @@ def test_purge_and_scan_prove_the_files_are_clean(facts: dict) -> None:
     assert facts["scan"] == 0
 
 
-def test_a_resent_customer_stays_erased(facts: dict) -> None:
+def test_a_resent_customer_stays_erased_and_a_late_export_is_not_skipped(facts: dict) -> None:
     rebuilt = facts["rebuilt"]
     assert rebuilt["erased_customer_rows"] == 0
-    assert rebuilt["customers"] == rebuilt["vault_keys"] == 4
+    # C0005 from batch 2, C0006 from a file dated before it
+    assert rebuilt["customers"] == rebuilt["vault_keys"] == 5
     assert rebuilt["tickets"] == 12 - 3 + 15 - 3
+    # the newest state wins, whatever order the files came in
+    assert facts["countries"] == {
+        "C0001": "GB",
+        "C0003": "GB",
+        "C0004": "NL",
+        "C0005": "US",
+        "C0006": "US",
+    }
 
 
 def test_audit_and_compliance_pass(facts: dict) -> None:

@@ -1,13 +1,18 @@
+{#- Every export file, every build: the newest row per customer wins, whichever file it
+    came in and whenever it arrived, so a late or replayed export is never skipped by a
+    high-water mark. -#}
 with exported as (
-    select * from {{ source('crm_landing', 'customers') }}
+    select
+        files.*,
+        row_number() over (
+            partition by files.customer_id order by files.updated_at desc, files._metadata.file_path desc
+        ) as recency
+    from {{ source('crm_landing', 'customers') }} as files
 ),
 
-landed as (
-    select exported.*
-    from exported
-    {% if is_incremental() %}
-    where exported.updated_at > (select coalesce(max(built.updated_at), timestamp '1970-01-01') from {{ this }} as built)
-    {% endif %}
+latest as (
+    select * from exported
+    where recency = 1
 ),
 
 vault as (
@@ -16,14 +21,14 @@ vault as (
 
 final as (
     select
-        landed.customer_id,
-        {{ gdpr_lakehouse.encrypt_pii('landed.full_name', 'vault.data_key') }} as full_name_enc,
-        {{ gdpr_lakehouse.encrypt_pii('landed.email', 'vault.data_key') }} as email_enc,
-        landed.country,
-        landed.updated_at
-    from landed
-    inner join vault on landed.customer_id = vault.subject_id
-    where {{ gdpr_lakehouse.not_tombstoned('landed.customer_id') }}
+        latest.customer_id,
+        {{ gdpr_lakehouse.encrypt_pii('latest.full_name', 'vault.data_key') }} as full_name_enc,
+        {{ gdpr_lakehouse.encrypt_pii('latest.email', 'vault.data_key') }} as email_enc,
+        latest.country,
+        latest.updated_at
+    from latest
+    inner join vault on latest.customer_id = vault.subject_id
+    where {{ gdpr_lakehouse.not_tombstoned('latest.customer_id') }}
 )
 
 select * from final
