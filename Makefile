@@ -63,7 +63,7 @@ audit: setup
 lint: setup
 	$(VENV)/bin/ruff check python_jobs tests bench lint
 	$(VENV)/bin/ruff format --check python_jobs tests bench lint
-	$(VENV)/bin/sqlfluff lint models macros snapshots tests
+	$(VENV)/bin/sqlfluff lint --processes 0 models macros snapshots tests
 	$(PY) -m lint.audit_deps
 
 unit: setup

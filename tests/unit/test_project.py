@@ -106,6 +106,24 @@ def test_python_jobs_use_the_profiles_spark_settings(lakehouse_dir: Path) -> Non
             assert settings[key] == str(value), key
 
 
+@pytest.mark.parametrize(
+    ("value", "whole_stage", "factory"),
+    [(None, "false", "NO_CODEGEN"), ("false", "false", "NO_CODEGEN"), ("true", "true", "FALLBACK")],
+)
+def test_code_generation_is_off_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, whole_stage: str, factory: str
+) -> None:
+    """Both halves of Spark's code generation follow LAKEHOUSE_CODEGEN, for dbt's session
+    and the jobs' alike (one profile); bench/codegen.py measures the choice."""
+    if value is None:
+        monkeypatch.delenv("LAKEHOUSE_CODEGEN", raising=False)
+    else:
+        monkeypatch.setenv("LAKEHOUSE_CODEGEN", value)
+    settings = spark.spark_settings()
+    assert settings["spark.sql.codegen.wholeStage"] == whole_stage
+    assert settings["spark.sql.codegen.factoryMode"] == factory
+
+
 def test_path_mode_leaves_the_metastore_alone() -> None:
     settings = spark.spark_settings(shared_metastore=False)
     assert settings["spark.sql.catalogImplementation"] == "in-memory"
