@@ -78,7 +78,30 @@
         {%- set privacy = ((model.config or {}).get('meta') or {}).get('privacy') or {} -%}
         {%- if privacy.get('subject_key') and privacy.get('on_erasure') in ('delete', 'anonymize')
               and model.config.materialized not in ('view', 'ephemeral') -%}
-            {%- do gdpr_lakehouse.vacuum_relation(this, var('vacuum_retain_hours', none)) -%}
+            {%- if var('vacuum_retain_hours', none) is none and gdpr_lakehouse._vacuum_cannot_delete_yet(this) -%}
+                {%- do log('vacuum ' ~ this ~ ': skipped, its whole history is younger than its deleted-file retention') -%}
+            {%- else -%}
+                {%- do gdpr_lakehouse.vacuum_relation(this, var('vacuum_retain_hours', none)) -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endif -%}
+{%- endmacro %}
+
+{#- Can a VACUUM of the relation not delete a single file yet? VACUUM deletes only files
+    removed from the table (or, never committed, written into its folder) before now
+    minus delta.deletedFileRetentionDuration; a table whose whole history, from version
+    0, is younger than that window less an hour holds no such file. Anything unknown (no
+    version 0 among the newest 100 commits, a property that is not an interval,
+    timestamps that are text) answers false, and the VACUUM runs. -#}
+{% macro _vacuum_cannot_delete_yet(relation) -%}
+    {%- if not execute -%}{{ return(false) }}{%- endif -%}
+    {%- set shown = run_query("show tblproperties " ~ relation ~ " ('delta.deletedFileRetentionDuration')") -%}
+    {%- set hours = gdpr_lakehouse._retention_hours(shown.rows[0][-1] if shown.rows else none) -%}
+    {%- if hours is none or hours <= 1 -%}{{ return(false) }}{%- endif -%}
+    {%- set first = gdpr_lakehouse.delta_history(relation, 100) | selectattr('version', 'equalto', 0) | list -%}
+    {%- if not first -%}{{ return(false) }}{%- endif -%}
+    {%- set now = run_query('select current_timestamp() as now').rows[0][0] -%}
+    {%- set created = first[0].timestamp -%}
+    {%- if now is none or created is none or now is string or created is string -%}{{ return(false) }}{%- endif -%}
+    {{ return((now - created).total_seconds() < (hours - 1) * 3600) }}
 {%- endmacro %}

@@ -97,6 +97,25 @@ def test_vacuum_relation_retain_hours_keeps_what_it_says(
     assert _retention_asked(spark, table) == str(200 * 3_600_000)
 
 
+def test_the_post_build_vacuum_tells_a_young_table_on_real_spark(
+    dbt: DbtProject, spark: SparkSession
+) -> None:
+    """The skip rule of vacuum_after_build on what this driver really hands over
+    (timestamps, properties): a table minutes old keeping removed files 7 days has no
+    file a VACUUM could delete; keeping them 0 hours, it may."""
+    table = _scratch(spark, "young")
+    check = (
+        "{{ gdpr_lakehouse._vacuum_cannot_delete_yet(api.Relation.create(schema='"
+        + SCHEMA
+        + "', identifier='young')) }}"
+    )
+    assert dbt.compile_inline(check) == "False"
+    spark.sql(
+        f"alter table {table} set tblproperties ('delta.deletedFileRetentionDuration' = 'interval 7 days')"
+    )
+    assert dbt.compile_inline(check) == "True"
+
+
 def test_a_version_older_than_the_deleted_file_retention_is_refused(
     dbt: DbtProject, spark: SparkSession, capfd: pytest.CaptureFixture[str]
 ) -> None:
