@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit bench-ingestion clean
+.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -31,6 +31,7 @@ help:
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
+	@echo "make bench-codegen    dbt build with Spark's code generation off (the local default) and on, side by side (bench/)"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
 	@echo "make clean  drop local state (.lakehouse, target, logs)"
@@ -99,6 +100,9 @@ bench-audit: setup
 
 bench-ingestion: setup
 	$(PY) bench/ingestion.py $(BENCH_ARGS)
+
+bench-codegen: setup
+	$(PY) bench/codegen.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(LAKEHOUSE_DIR) target logs

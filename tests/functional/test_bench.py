@@ -107,3 +107,27 @@ def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path)
     assert [row["landed"] for row in report["incremental"]] == [1]
     assert report["throughput"]["events"] > 100 and report["throughput"]["wall_s"] > 0
     assert "One new batch" in done.stdout and "landing events" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--runs", "0"], "--runs must be between 1 and 9"),
+        (["--patients", "120,x"], "--patients must be whole numbers separated by commas"),
+        (["--patients", "0"], "--patients values must be between 1 and 1,000,000"),
+    ],
+)
+def test_the_codegen_bench_refuses_bad_arguments_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse")}
+    done = subprocess.run(
+        [sys.executable, "bench/codegen.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "lakehouse").exists()
