@@ -23,17 +23,22 @@ pytestmark = pytest.mark.functional
 ROWS = 20_000
 
 
-def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _script(tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess:
+    """A benchmark script, as a user runs it, on a lakehouse folder of its own."""
     env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse")}
     env["LAKEHOUSE_DRIVER_MEMORY"] = "2g"
     return subprocess.run(
-        [sys.executable, "bench/run.py", *args],
+        [sys.executable, script, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=1200,
     )
+
+
+def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return _script(tmp_path, "bench/run.py", *args)
 
 
 def test_every_strategy_runs_and_is_checked(tmp_path: Path) -> None:
@@ -91,17 +96,9 @@ def test_bad_arguments_are_refused_before_anything_starts(
 def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path) -> None:
     """bench/ingestion.py end to end on the smallest sizes: its figures are printed and
     written, not judged (the README has the full run's)."""
-    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse")}
     out = tmp_path / "ingestion.json"
     args = ["--landed", "1", "--patients", "20", "--scale-patients", "20", "--out", str(out)]
-    done = subprocess.run(
-        [sys.executable, "bench/ingestion.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    done = _script(tmp_path, "bench/ingestion.py", *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert [row["landed"] for row in report["incremental"]] == [1]
@@ -120,14 +117,6 @@ def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path)
 def test_the_codegen_bench_refuses_bad_arguments_before_anything_starts(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse")}
-    done = subprocess.run(
-        [sys.executable, "bench/codegen.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _script(tmp_path, "bench/codegen.py", *args)
     assert done.returncode == 2 and message in done.stderr
     assert not (tmp_path / "lakehouse").exists()
