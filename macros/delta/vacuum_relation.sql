@@ -92,7 +92,7 @@
     minus delta.deletedFileRetentionDuration; a table whose whole history, from version
     0, is younger than that window less an hour holds no such file. Anything unknown (no
     version 0 among the newest 100 commits, a property that is not an interval,
-    timestamps that are text) answers false, and the VACUUM runs. -#}
+    timestamps that are text, a version 0 later than now) answers false, and the VACUUM runs. -#}
 {% macro _vacuum_cannot_delete_yet(relation) -%}
     {%- if not execute -%}{{ return(false) }}{%- endif -%}
     {%- set shown = run_query("show tblproperties " ~ relation ~ " ('delta.deletedFileRetentionDuration')") -%}
@@ -103,5 +103,7 @@
     {%- set now = run_query('select current_timestamp() as now').rows[0][0] -%}
     {%- set created = first[0].timestamp -%}
     {%- if now is none or created is none or now is string or created is string -%}{{ return(false) }}{%- endif -%}
-    {{ return((now - created).total_seconds() < (hours - 1) * 3600) }}
+    {%- set age = (now - created).total_seconds() -%}
+    {#- a version 0 from the future is a clock it cannot trust: run the VACUUM -#}
+    {{ return(age >= 0 and age < (hours - 1) * 3600) }}
 {%- endmacro %}

@@ -56,7 +56,9 @@ def _warehouse(retention: str | None, created_hours_ago: float | None, commits: 
         elif sql.startswith("describe history"):
             limit = int(re.search(r"limit (\d+)", sql).group(1))
             first = 0 if created_hours_ago is not None else 50
-            start = NOW - datetime.timedelta(hours=created_hours_ago or 500)
+            start = NOW - datetime.timedelta(
+                hours=500 if created_hours_ago is None else created_hours_ago
+            )
             versions = range(first, first + commits)
             rows = [
                 _Row(
@@ -87,6 +89,7 @@ def _warehouse(retention: str | None, created_hours_ago: float | None, commits: 
     ("retention", "created_hours_ago", "commits", "skipped"),
     [
         ("interval 7 days", 0.1, 3, True),  # a first build
+        ("interval 7 days", -2, 3, False),  # version 0 two hours in the future: a clock to distrust
         (
             "interval 7 days",
             166.5,
