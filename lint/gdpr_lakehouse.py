@@ -1,128 +1,18 @@
-"""The project's macros, rendered for sqlfluff's jinja templater (lint only).
+"""The gdpr_lakehouse.<macro> namespace for sqlfluff's jinja templater (lint only).
 
 sqlfluff lints models without a warehouse, so it cannot use dbt's templater (that
-would start Spark). Its jinja templater knows dbt's builtins but not this project's
-`gdpr_lakehouse.<macro>` namespace: this module is that namespace. It loads the real
-macro files from macros/ into a small Jinja environment with just enough of dbt's
-context (dispatch, return, var, ref, ...) to render them as SQL, so lint sees the SQL
-the macros really produce. Listed in .sqlfluff as library_path.
+would start Spark); listed in .sqlfluff as library_path, this module hands it the
+engine's real macros rendered in plain Jinja (python_jobs.macros), so lint sees the SQL
+the macros really produce.
 """
 
 from __future__ import annotations
 
-import datetime
-import json
-import re
-from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-import jinja2
+from python_jobs.macros import Macros
 
-_ROOT = Path(__file__).resolve().parent.parent
-
-
-class _CompilerError(Exception):
-    pass
-
-
-class _Return(Exception):
-    """dbt's return(): the macro's value is the object, not its rendered text."""
-
-    def __init__(self, value: Any) -> None:
-        super().__init__()
-        self.value = value
-
-
-def _return(value: Any) -> None:
-    raise _Return(value)
-
-
-def _returning(macro: Any) -> Any:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return macro(*args, **kwargs)
-        except _Return as returned:
-            return returned.value
-
-    return call
-
-
-def _raise(message: str) -> None:
-    raise _CompilerError(message)
-
-
-class _Relation(str):
-    """A relation as models see it: its name in SQL, and its parts."""
-
-    def __new__(cls, schema: str, identifier: str, database: str | None = None) -> _Relation:
-        relation = super().__new__(cls, f"{schema}.{identifier}")
-        relation.schema, relation.identifier, relation.database = schema, identifier, database
-        return relation
-
-
-class Macros:
-    """The gdpr_lakehouse namespace: every macro of macros/, rendered in plain Jinja.
-
-    `context` replaces or adds to dbt's context (var, run_query, adapter, graph,
-    execute, ...); without it, what lint needs (no warehouse, execute false). Tests
-    give a fake warehouse to render an operation's SQL in milliseconds and to see
-    which statements it issued.
-    """
-
-    CompilerError = _CompilerError
-
-    def __init__(self, context: dict[str, Any] | None = None) -> None:
-        self._macros: dict[str, Any] = {}
-        env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
-        env.globals.update(
-            {
-                "adapter": SimpleNamespace(dispatch=self._dispatch),
-                "api": SimpleNamespace(Relation=SimpleNamespace(create=self._create)),
-                "invocation_id": "00000000-0000-0000-0000-000000000000",
-                "return": _return,
-                "modules": SimpleNamespace(re=re, datetime=datetime),
-                "exceptions": SimpleNamespace(raise_compiler_error=_raise),
-                "var": lambda name, default=None: default,
-                "env_var": lambda name, default="": default,
-                "ref": lambda *parts, **kwargs: parts[-1],
-                "source": _Relation,
-                "this": "this_relation",
-                "target": SimpleNamespace(type="spark", name="local", schema="default"),
-                "execute": False,
-                "is_incremental": lambda: False,
-                "fromjson": json.loads,
-                "gdpr_lakehouse": self,
-            }
-        )
-        env.globals.update(context or {})
-        for path in sorted((_ROOT / "macros").rglob("*.sql")):
-            # every macro of the file, the private `_name` ones too (a template module
-            # exports only public names)
-            template = env.from_string(path.read_text())
-            rendered = template.new_context()
-            for _ in template.root_render_func(rendered):
-                pass
-            for name, value in rendered.vars.items():
-                if not name.startswith("__"):
-                    self._macros[name] = _returning(value) if callable(value) else value
-
-    @staticmethod
-    def _create(**parts: Any) -> _Relation:
-        return _Relation(parts.get("schema"), parts.get("identifier"), parts.get("database"))
-
-    def _dispatch(self, name: str, namespace: str | None = None) -> Any:
-        for candidate in (f"spark__{name}", f"default__{name}"):
-            if candidate in self._macros:
-                return self._macros[candidate]
-        return self._macros[name]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_macros"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
+__all__ = ["Macros"]
 
 _DEFAULT: list[Macros] = []
 

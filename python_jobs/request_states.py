@@ -1,8 +1,8 @@
 """The erasure request's states and the subject id rule, read from where they are declared.
 
-macros/utils/request_states.sql declares them for the dbt operations; the jobs render
-the same macro here (plain Jinja: it needs no dbt context), so the report, purge and
-the operations never disagree on which requests are open.
+macros/utils/request_states/ declares them for the dbt operations; the jobs render
+the same macro here (python_jobs.macros: plain Jinja, no dbt context), so the report,
+purge and the operations never disagree on which requests are open.
 """
 
 from __future__ import annotations
@@ -11,22 +11,14 @@ import json
 import re
 from functools import cache
 
-import jinja2
-
-from python_jobs.project import engine_root, project_vars
-
-
-def _engine_macro(path: str, name: str) -> str:
-    """One of the engine's macros rendered in plain Jinja (it must need no dbt context)."""
-    source = (engine_root() / "macros" / path).read_text()
-    module = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(source).module
-    return str(getattr(module, name)()).strip()
+from python_jobs.macros import engine_macros
+from python_jobs.project import project_vars
 
 
 @cache
 def request_states() -> dict[str, tuple[str, ...]]:
     """{"states": (...), "open": (...), "unfinished": (...), "fulfilled": (...)}."""
-    declared = json.loads(_engine_macro("utils/request_states.sql", "request_states_json"))
+    declared = json.loads(str(engine_macros().request_states_json()))
     return {group: tuple(states) for group, states in declared.items()}
 
 
@@ -40,9 +32,7 @@ def subject_id_pattern() -> re.Pattern[str]:
     default the operations use (macro default_subject_id_pattern); never `__...`."""
     configured = project_vars().get("subject_id_pattern")
     return re.compile(
-        str(configured)
-        if configured
-        else _engine_macro("utils/arguments.sql", "default_subject_id_pattern")
+        str(configured) if configured else str(engine_macros().default_subject_id_pattern()).strip()
     )
 
 

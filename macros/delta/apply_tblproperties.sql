@@ -9,6 +9,10 @@
     nothing.
 #}
 {% macro apply_tblproperties() -%}
+    {{ return(adapter.dispatch('apply_tblproperties', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__apply_tblproperties() -%}
     {%- if execute and model is mapping and (model.config.materialized in ('incremental', 'snapshot')) -%}
         {%- set wanted = model.config.get('tblproperties') or {} -%}
         {%- set current = gdpr_lakehouse.tblproperties_of(this) if wanted else {} -%}

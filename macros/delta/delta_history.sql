@@ -3,6 +3,10 @@
 {#- DESCRIBE HISTORY as a list (newest first) of {version, timestamp, timestamp_text,
     operation, parameters, metrics (name -> int), tag (userMetadata as a mapping)}. -#}
 {% macro delta_history(relation, limit=none) -%}
+    {{ return(adapter.dispatch('delta_history', 'gdpr_lakehouse')(relation, limit)) }}
+{%- endmacro %}
+
+{% macro spark__delta_history(relation, limit=none) -%}
     {%- set commits = [] -%}
     {%- for row in run_query('describe history ' ~ relation ~ ((' limit ' ~ limit | int) if limit else '')) -%}
         {%- set tag = {} -%}

@@ -3,6 +3,6 @@
     {{ return(adapter.dispatch('reset_commit_metadata', 'gdpr_lakehouse')()) }}
 {%- endmacro %}
 
-{% macro default__reset_commit_metadata() -%}
+{% macro spark__reset_commit_metadata() -%}
     reset spark.databricks.delta.commitInfo.userMetadata
 {%- endmacro %}

@@ -14,7 +14,7 @@
     {{ return(adapter.dispatch('run_with_conflict_retry', 'gdpr_lakehouse')(write_sql, max_attempts)) }}
 {%- endmacro %}
 
-{% macro default__run_with_conflict_retry(write_sql, max_attempts=none) -%}
+{% macro spark__run_with_conflict_retry(write_sql, max_attempts=none) -%}
     {%- set limit = max_attempts if max_attempts is not none else var('erasure_max_attempts', 8) -%}
     {%- if limit is not number or limit is sameas true or limit is sameas false or limit < 1 or limit > 50 -%}
         {%- do exceptions.raise_compiler_error("var erasure_max_attempts is " ~ (limit | string)[:40] ~ "; it must be a whole number from 1 to 50") -%}

@@ -3,6 +3,10 @@
     linting) or the query returns no row.
 #}
 {% macro scalar_query(sql, default=none) -%}
+    {{ return(adapter.dispatch('scalar_query', 'gdpr_lakehouse')(sql, default)) }}
+{%- endmacro %}
+
+{% macro spark__scalar_query(sql, default=none) -%}
     {%- if execute -%}
         {%- set result = run_query(sql) -%}
         {{ return(result.columns[0].values()[0] if result.rows | length > 0 else default) }}

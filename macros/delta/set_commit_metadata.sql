@@ -9,7 +9,7 @@
     {{ return(adapter.dispatch('set_commit_metadata', 'gdpr_lakehouse')(purpose, request_id, reason, request_ids, batch_id, extra)) }}
 {%- endmacro %}
 
-{% macro default__set_commit_metadata(purpose, request_id, reason, request_ids=none, batch_id=none, extra=none) -%}
+{% macro spark__set_commit_metadata(purpose, request_id, reason, request_ids=none, batch_id=none, extra=none) -%}
     {%- set tag = gdpr_lakehouse._commit_metadata_json(purpose, request_id, reason, request_ids, batch_id, extra) -%}
     set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
 {%- endmacro %}

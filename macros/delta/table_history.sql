@@ -13,7 +13,7 @@
     {{ return(adapter.dispatch('table_history', 'gdpr_lakehouse')(model, limit)) }}
 {%- endmacro %}
 
-{% macro default__table_history(model, limit) -%}
+{% macro spark__table_history(model, limit) -%}
     {%- set limit = gdpr_lakehouse._validate_whole(limit, 'limit', 1, 1000) -%}
     {%- set node = gdpr_lakehouse._delta_node(model, 'table_history', resource_types=('model', 'snapshot', 'seed')) -%}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}

@@ -14,6 +14,10 @@
     The key mode is checked by the next hook (privacy/crypto.sql, assert_key_envelope).
 #}
 {% macro validate_retention_vars() -%}
+    {{ return(adapter.dispatch('validate_retention_vars', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__validate_retention_vars() -%}
     {%- for name in ['key_envelope', 'vacuum_on_build', 'vacuum_allow_short_retention'] -%}
         {%- do gdpr_lakehouse._flag_var(name) -%}
     {%- endfor -%}

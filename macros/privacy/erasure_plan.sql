@@ -7,6 +7,10 @@
     subject_type (or none: any), action (delete|anonymize|shred), pii_columns, depth}.
 #}
 {% macro erasure_plan() -%}
+    {{ return(adapter.dispatch('erasure_plan', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__erasure_plan() -%}
     {%- set candidates = [] -%}
     {%- set vault = [] -%}
     {%- for node in graph.nodes.values()

@@ -31,7 +31,7 @@
     {{ return(adapter.dispatch('gdpr_erase', 'gdpr_lakehouse')(subject_ids, dry_run, reason, requested_by)) }}
 {%- endmacro %}
 
-{% macro default__gdpr_erase(subject_ids, dry_run, reason, requested_by) -%}
+{% macro spark__gdpr_erase(subject_ids, dry_run, reason, requested_by) -%}
     {%- set dry_run = gdpr_lakehouse._validate_flag(dry_run, 'dry_run') -%}
     {%- set ids = gdpr_lakehouse._validate_subject_ids(subject_ids) if subject_ids is not none else none -%}
     {%- if ids is none and (reason is not none or requested_by is not none) -%}
@@ -57,7 +57,7 @@
         {{ return(gdpr_lakehouse._erasure_dry_run(plan, ctx, ids)) }}
     {%- endif -%}
     {%- if ids is not none -%}
-        {%- do gdpr_lakehouse.default__request_erasure(ids, reason, requested_by) -%}
+        {%- do gdpr_lakehouse.request_erasure(ids, reason, requested_by) -%}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.utcnow() -%}
     {#- a restore_version that died between its RESTORE and the re-erasure is healed first -#}

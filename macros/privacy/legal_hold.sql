@@ -12,7 +12,7 @@
     {{ return(adapter.dispatch('legal_hold', 'gdpr_lakehouse')(subject_ids, reason, placed_by, release)) }}
 {%- endmacro %}
 
-{% macro default__legal_hold(subject_ids, reason, placed_by, release) -%}
+{% macro spark__legal_hold(subject_ids, reason, placed_by, release) -%}
     {%- set ids = gdpr_lakehouse._validate_subject_ids(subject_ids) -%}
     {%- set release = gdpr_lakehouse._validate_flag(release, 'release') -%}
     {%- if not release and reason is none -%}

@@ -12,7 +12,7 @@
     {{ return(adapter.dispatch('request_erasure', 'gdpr_lakehouse')(subject_ids, reason, requested_by)) }}
 {%- endmacro %}
 
-{% macro default__request_erasure(subject_ids, reason, requested_by) -%}
+{% macro spark__request_erasure(subject_ids, reason, requested_by) -%}
     {%- set ids = gdpr_lakehouse._validate_subject_ids(subject_ids) -%}
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason', default='erasure requested by the data subject (GDPR Art. 17)') -%}
     {%- set requested_by = gdpr_lakehouse._validate_text(requested_by, 'requested_by', default=gdpr_lakehouse._actor(), max_length=128) -%}

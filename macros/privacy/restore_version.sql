@@ -27,7 +27,7 @@
     {{ return(adapter.dispatch('restore_version', 'gdpr_lakehouse')(model, version, timestamp, dry_run, cascade, reason)) }}
 {%- endmacro %}
 
-{% macro default__restore_version(model, version, timestamp, dry_run, cascade, reason) -%}
+{% macro spark__restore_version(model, version, timestamp, dry_run, cascade, reason) -%}
     {#- 1. arguments first: a bad one changes nothing and runs no statement -#}
     {%- set dry_run = gdpr_lakehouse._validate_flag(dry_run, 'dry_run') -%}
     {%- set cascade = gdpr_lakehouse._validate_flag(cascade, 'cascade') -%}

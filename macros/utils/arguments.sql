@@ -7,6 +7,10 @@
 {#- What a subject id may look like unless var subject_id_pattern says otherwise; the
     Python jobs render this macro too (python_jobs/request_states.py). -#}
 {% macro default_subject_id_pattern() -%}
+    {{ return(adapter.dispatch('default_subject_id_pattern', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__default_subject_id_pattern() -%}
 ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$
 {%- endmacro %}
 

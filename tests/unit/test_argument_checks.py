@@ -1,6 +1,6 @@
 """Every operation refuses hostile input before it issues a single statement (no JVM).
 
-The project's real macros are rendered in plain Jinja (lint/gdpr_lakehouse.py's
+The project's real macros are rendered in plain Jinja (python_jobs/macros.py
 namespace) with a fake warehouse: `run_query` records each statement instead of
 running it, `adapter.get_relation` finds every relation, and `graph` is the project's
 own, parsed by dbt. Each case of the hostile input catalogue must raise an error that
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -21,12 +20,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.dbt_harness import ROOT, DbtProject
+from python_jobs import macros as engine_macros
+from tests.dbt_harness import DbtProject
 from tests.hostile_catalogue import CATALOGUE, ID, NEEDS_STATE
-
-_SPEC = importlib.util.spec_from_file_location("lint_macros", ROOT / "lint" / "gdpr_lakehouse.py")
-lint_macros = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(lint_macros)
 
 
 class _Table:
@@ -50,7 +46,7 @@ class FakeWarehouse:
 
     def context(self) -> dict[str, Any]:
         def get_relation(database: Any = None, schema: Any = None, identifier: Any = None) -> Any:
-            return lint_macros._Relation(schema, identifier, database)
+            return engine_macros._Relation(schema, identifier, database)
 
         return {
             "execute": True,
@@ -84,7 +80,7 @@ def graph(dbt: DbtProject) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def rendered(graph: dict[str, Any]) -> FakeWarehouse:
     fake = FakeWarehouse(graph)
-    fake.macros = lint_macros.Macros(fake.context())
+    fake.macros = engine_macros.Macros(fake.context())
     return fake
 
 
@@ -105,7 +101,7 @@ FAST = [case for case in CATALOGUE if case not in NEEDS_STATE]
 def test_hostile_input_is_refused_before_any_statement(
     warehouse: FakeWarehouse, macro: str, args: dict, message: str
 ) -> None:
-    with pytest.raises(lint_macros.Macros.CompilerError) as refused:
+    with pytest.raises(engine_macros.Macros.CompilerError) as refused:
         getattr(warehouse.macros, macro)(**args)
     assert message in str(refused.value)
     assert warehouse.statements == [], f"{macro} {args} issued SQL before refusing"

@@ -190,3 +190,15 @@ def test_consumer_groups_must_be_a_list_of_group_names(
     )  # fmt: skip
     assert not result.success
     assert "consumer_groups" in str(result.exception) + capsys.readouterr().out
+
+
+def test_dbt_databricks_falls_back_to_the_spark_implementation(databricks: DbtProject) -> None:
+    """The engine's macros are dispatch stubs with spark__ implementations; dbt-databricks
+    searches databricks__, then spark__ (its parent adapter), so both need only spark__."""
+    assert _render(databricks, "{{ gdpr_lakehouse.pseudonym('k', 'id') }}") == (
+        "sha2(concat(k, encode(id, 'utf-8')), 256)"
+    )
+    # and a databricks__ implementation, where there is one, wins over spark__
+    assert _render(databricks, "{{ gdpr_lakehouse.is_pii_reader() }}").startswith(
+        "is_account_group_member("
+    )

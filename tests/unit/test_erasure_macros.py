@@ -103,7 +103,7 @@ def test_valid_ids_are_deduplicated(dbt: DbtProject) -> None:
 
 def test_short_vacuum_retention_needs_the_opt_in(dbt: DbtProject) -> None:
     success, errors = dbt.compile_errors(
-        "{{ gdpr_lakehouse.default__vacuum_relation('bronze.patients', 0) }}",
+        "{{ gdpr_lakehouse.spark__vacuum_relation('bronze.patients', 0) }}",
     )
     assert not success
     assert "vacuum_allow_short_retention" in errors

@@ -49,3 +49,51 @@ def test_the_check_finds_an_upward_call(tmp_path: Path) -> None:
         "{% macro bad() %}{{ gdpr_lakehouse.gdpr_erase() }}{% endmacro %}"
     )
     assert calls_upward(macros) == ["delta/bad.sql (delta) calls gdpr_erase (privacy)"]
+
+
+# dbt's own names, which dbt calls unqualified: they cannot be dispatch stubs.
+DBT_OVERRIDES = {"generate_alias_name", "generate_schema_name"}
+IMPLEMENTATION = ("spark__", "databricks__")
+STUB = re.compile(
+    r"\{%-?\s*macro\s+(\w+)\s*\([^)]*\)\s*-?%\}\s*(?:\{%-?\s*do\s+gdpr_lakehouse\._reject_unknown_args\([^%]*%\}\s*)?"
+    r"\{\{\s*return\(adapter\.dispatch\('(\w+)',\s*'gdpr_lakehouse'\)\("
+)
+
+
+def shape_problems(macros: Path) -> list[str]:
+    """Each file holds at most one public macro; each public macro is a dispatch stub
+    with a spark__ implementation beside it (databricks__ only where Databricks differs)."""
+    problems = []
+    for path in sorted(macros.rglob("*.sql")):
+        text = path.read_text()
+        names = DEFINITION.findall(text)
+        public = [n for n in names if not n.startswith(("_", *IMPLEMENTATION, "default__"))]
+        where = path.relative_to(macros)
+        if len(public) > 1:
+            problems.append(f"{where}: {len(public)} public macros {public}")
+        if any(n.startswith("default__") for n in names):
+            problems.append(f"{where}: default__ (the engine is Spark's: spark__)")
+        stubs = {name: target for name, target in STUB.findall(text) if name == target}
+        for name in public:
+            if name in DBT_OVERRIDES:
+                continue
+            if name not in stubs:
+                problems.append(f"{where}: {name} is not a dispatch stub")
+            elif f"spark__{name}" not in names:
+                problems.append(f"{where}: {name} has no spark__{name} beside it")
+    return problems
+
+
+def test_one_public_macro_per_file_each_a_dispatch_stub() -> None:
+    assert shape_problems(ROOT / "macros") == []
+
+
+def test_the_shape_check_finds_a_second_public_macro_and_a_plain_one(tmp_path: Path) -> None:
+    macros = tmp_path / "macros"
+    shutil.copytree(ROOT / "macros", macros)
+    with (macros / "privacy" / "crypto" / "pseudonym.sql").open("a") as handle:
+        handle.write("\n{% macro plain(x) %}{{ x }}{% endmacro %}\n")
+    assert shape_problems(macros) == [
+        "privacy/crypto/pseudonym.sql: 2 public macros ['pseudonym', 'plain']",
+        "privacy/crypto/pseudonym.sql: plain is not a dispatch stub",
+    ]

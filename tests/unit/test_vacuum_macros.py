@@ -9,7 +9,6 @@ the VACUUM. On real Spark, tests/functional/test_build.py sees the skip in the h
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import re
 from types import SimpleNamespace
 from typing import Any
@@ -17,11 +16,7 @@ from typing import Any
 import pytest
 import pytz
 
-from tests.dbt_harness import ROOT
-
-_SPEC = importlib.util.spec_from_file_location("lint_macros", ROOT / "lint" / "gdpr_lakehouse.py")
-lint_macros = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(lint_macros)
+from python_jobs import macros as engine_macros
 
 NOW = datetime.datetime(2026, 11, 25, 12, 0, 0)
 
@@ -75,7 +70,7 @@ def _warehouse(retention: str | None, created_hours_ago: float | None, commits: 
             rows = [_Row(now=NOW)]
         return _Table(rows)
 
-    macros = lint_macros.Macros(
+    macros = engine_macros.Macros(
         {
             "execute": True,
             "run_query": run_query,

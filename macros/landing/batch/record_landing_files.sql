@@ -1,0 +1,87 @@
+{#- Post-hook of a CDC bronze model: record this build's files of `entity` in the
+    ledger, after the model's MERGE committed. Records nothing when the batch was not
+    listed by this invocation. -#}
+{% macro record_landing_files(entity) -%}
+    {{ return(adapter.dispatch('record_landing_files', 'gdpr_lakehouse')(entity)) }}
+{%- endmacro %}
+
+{% macro spark__record_landing_files(entity) -%}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {#- the models that read the batch before bronze must have run with it, or the
+        file's delete markers, rejected events or vault keys would be missing -#}
+    {%- set missing = [] -%}
+    {%- for name in gdpr_lakehouse.landing_batch_readers() -%}
+        {%- if 'model.' ~ gdpr_lakehouse.engine_package() ~ '.' ~ name not in selected_resources -%}
+            {%- do missing.append(name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if missing -%}
+        {%- do print(model.name ~ ': ran without ' ~ missing | join(', ') ~ '; '
+            ~ ('it read no new landing file' if 'bronze_landing_batch' in missing else 'the landing files it read are not recorded as ingested')
+            ~ ' (dbt build, or dbt run --select +' ~ model.name ~ ', reads and records them)') -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set batch = ref('bronze_landing_batch') -%}
+    {%- set ledger = ref('bronze_landing_ledger') -%}
+    {%- set version = gdpr_lakehouse.latest_delta_version(this) -%}
+    {%- set sql -%}
+        merge into {{ ledger }} as ledger
+        using (
+            select
+                batch.entity,
+                batch.file_path,
+                batch.file_size,
+                batch.file_modified_at,
+                files_read.rows_read,
+                files_read.rows_hash,
+                case when batch.file_issue is null and files_read.rows_read is not null
+                    and waiting.events is null then 'ingested' else 'rejected' end as status,
+                coalesce(
+                    batch.file_issue,
+                    case when files_read.rows_read is null then
+                        'unreadable: no row could be read (not a Parquet file, empty, or a column whose type cannot be read as the source yml declares; the Spark log names the column)'
+                    end,
+                    case when waiting.events is not null then
+                        concat(cast(waiting.events as string), ' event(s) wait for a vault key (build privacy_subject_keys with bronze); read again at the next build')
+                    end
+                ) as issue,
+                cast({{ version }} as bigint) as bronze_version,
+                current_timestamp() as recorded_at
+            from {{ batch }} as batch
+            left join (
+                {#- bit_xor(xxhash64(to_json(struct(*)))) makes Spark decode every column of every row: a
+                    file with a column it cannot read as declared is skipped here as
+                    it was by bronze, never counted as read -#}
+                select _metadata.file_path as file_path, count(*) as rows_read, bit_xor(xxhash64(to_json(struct(*)))) as rows_hash
+                from {{ source('landing', entity) }}
+                where {{ gdpr_lakehouse.landing_batch_predicate(entity) }}
+                group by _metadata.file_path
+            ) as files_read
+                on batch.file_path = files_read.file_path
+            left join (
+                {#- events that will apply once the vault keys their subject: the file is read again -#}
+                select source_file, count(*) as events
+                from {{ ref('bronze_rejected_events') }}
+                where entity = '{{ entity }}' and reason = 'no key in the vault for the subject'
+                group by source_file
+            ) as waiting
+                on element_at(split(batch.file_path, '/'), -1) = waiting.source_file
+            where batch.entity = '{{ entity }}' and batch.invocation_id = '{{ invocation_id }}'
+        ) as files
+        on ledger.file_path = files.file_path
+        when matched then update set *
+        when not matched then insert *
+    {%- endset -%}
+    {#- the commit is the ledger's, written by this model's post-hook -#}
+    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='build',
+        extra={'node': 'model.' ~ gdpr_lakehouse.engine_package() ~ '.bronze_landing_ledger', 'written_by': model.unique_id})) -%}
+    {#- bronze models run in parallel on a cluster (threads > 1): their ledger MERGEs
+        race, and a conflict is retried; still losing, the files stay unrecorded and the
+        next build reads them again -#}
+    {%- set written = gdpr_lakehouse.run_with_conflict_retry(sql) -%}
+    {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+    {%- if not written.done -%}
+        {%- do print(model.name ~ ': the ledger write lost ' ~ written.attempts ~ ' commit races; its landing files are read again by the next build') -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}

@@ -1,0 +1,52 @@
+{% macro _vault_relation() -%}
+    {%- set node = gdpr_lakehouse.engine_node('privacy_subject_keys') -%}
+    {{ return(adapter.get_relation(database=none, schema=node.schema, identifier=node.alias)) }}
+{%- endmacro %}
+
+{#- The key-encryption key as a binary expression, read by the engine when the statement
+    runs. required (the pipeline's statements): a missing KEK raises. Otherwise (the
+    masked views, queried by consumers) it is NULL where the reading process has none. -#}
+{% macro _kek(required=true) -%}
+    {{ return(adapter.dispatch('_kek', 'gdpr_lakehouse')(required)) }}
+{%- endmacro %}
+
+{#- Spark, local or thrift: the environment variable named by var kek_env_var, read by
+    java_method in each Spark process that evaluates the statement (the driver locally;
+    on a cluster the executors too, so every worker's environment must hold it). Never
+    `${env:...}`: substitution would put the key into the statement's text, and from
+    there into view text in the metastore, logs and error messages. The profiles turn
+    substitution off (spark.sql.variable.substitute). -#}
+{% macro spark___kek(required=true) -%}
+    {%- set name = var('kek_env_var', 'LAKEHOUSE_KEK') -%}
+    {%- if not modules.re.match('^[A-Z][A-Z0-9_]{0,63}$', name) -%}
+        {%- do exceptions.raise_compiler_error("var kek_env_var " ~ name[:64] ~ " must be an environment variable name (A-Z, 0-9, _)") -%}
+    {%- endif -%}
+    {%- if execute and required and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
+        {%- do exceptions.raise_compiler_error("key_envelope is on but the environment variable " ~ name
+            ~ " is not a 256-bit key in hex (64 characters); set it or turn key_envelope off") -%}
+    {%- endif -%}
+    {%- set read = "unhex(java_method('java.lang.System', 'getenv', '" ~ name ~ "'))" -%}
+    {%- if required -%}
+        coalesce({{ read }}, raise_error('the key-encryption key is not in the environment variable {{ name }} of this Spark process; nothing was written'))
+    {%- else -%}
+        {{ read }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- Databricks: the key-encryption key is a secret in a secret scope (backed by Azure
+    Key Vault), read by secret() inside the warehouse: never in SQL text, never in dbt's
+    process. Vars kek_secret_scope (default gdpr_lakehouse) and kek_secret_key (kek).
+    secret() is checked against the principal running the query; the masked views use
+    try_secret(), so a consumer without READ on the scope gets masked values, not an
+    error. -#}
+{% macro databricks___kek(required=true) -%}
+    {%- set scope = var('kek_secret_scope', 'gdpr_lakehouse') | string -%}
+    {%- set key = var('kek_secret_key', 'kek') | string -%}
+    {%- for name, value in [('kek_secret_scope', scope), ('kek_secret_key', key)] -%}
+        {%- if not modules.re.match('^[A-Za-z0-9_.-]{1,128}$', value) -%}
+            {%- do exceptions.raise_compiler_error("var " ~ name ~ " " ~ value[:64]
+                ~ " is not a secret scope or key name: allowed are letters, digits, _ . - (128 at most)") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    unhex({{ 'secret' if required else 'try_secret' }}('{{ scope }}', '{{ key }}'))
+{%- endmacro %}

@@ -1,0 +1,47 @@
+{#- The lakehouse's key mode (true: envelope on). Recorded on the vault when it is made
+    (table property gdpr_lakehouse.key_envelope, post-hook record_key_envelope); a vault
+    made before the property existed is read from its keys (32 bytes: plain; 60: a
+    wrapped key, IV + key + tag). Only a new lakehouse (no vault yet, or an empty one)
+    takes var key_envelope. A var that disagrees with the record is an error: a command
+    run in the wrong mode would derive keys from the wrong bytes. -#}
+{% macro key_envelope() -%}
+    {{ return(adapter.dispatch('key_envelope', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__key_envelope() -%}
+    {%- set asked = gdpr_lakehouse._flag_var('key_envelope') -%}
+    {#- parse, and `dbt compile` (which writes nothing and may run offline, as the unit
+        tests of the Databricks macros do), render with the var alone -#}
+    {%- set recorded = gdpr_lakehouse._recorded_key_envelope()
+        if execute and flags.WHICH in ('run', 'build', 'test', 'seed', 'snapshot', 'run-operation', 'retry') else none -%}
+    {%- if recorded is none -%}
+        {{ return(asked or false) }}
+    {%- elif asked is not none and asked != recorded -%}
+        {%- do exceptions.raise_compiler_error("var key_envelope is " ~ (asked | string | lower) ~ " but this lakehouse's vault was made with key_envelope "
+            ~ (recorded | string | lower) ~ " (recorded on privacy.subject_keys as gdpr_lakehouse.key_envelope); nothing was run. "
+            ~ "Drop the var: every command reads the mode from the vault") -%}
+    {%- else -%}
+        {{ return(recorded) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by). -#}
+{% macro _recorded_key_envelope() -%}
+    {%- set vault = gdpr_lakehouse._vault_relation() -%}
+    {%- if vault is none -%}{{ return(none) }}{%- endif -%}
+    {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.key_envelope') -%}
+    {%- if recorded is not none -%}
+        {%- if recorded not in ('true', 'false') -%}
+            {%- do exceptions.raise_compiler_error(vault ~ " records gdpr_lakehouse.key_envelope = " ~ recorded[:20]
+                ~ "; it must be true or false. Set it back with ALTER TABLE ... SET TBLPROPERTIES") -%}
+        {%- endif -%}
+        {{ return(recorded == 'true') }}
+    {%- endif -%}
+    {%- set lengths = run_query("select distinct length(data_key) from " ~ vault ~ " where left(subject_id, 2) != '__'").columns[0].values() | list -%}
+    {%- if lengths | length == 0 -%}{{ return(none) }}{%- endif -%}
+    {%- if lengths | length > 1 or lengths[0] | int not in (32, 60) -%}
+        {%- do exceptions.raise_compiler_error(vault ~ " holds keys of " ~ lengths | join(', ') ~ " bytes: neither all plain (32) nor all wrapped (60); "
+            ~ "the key mode cannot be told. Nothing was run") -%}
+    {%- endif -%}
+    {{ return(lengths[0] | int == 60) }}
+{%- endmacro %}

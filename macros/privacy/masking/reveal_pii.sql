@@ -1,0 +1,17 @@
+{#- A PII column for a masked view: decrypted for PII readers, else the mask
+    (`'***'`, or the e-mail's domain only with mask='email'). -#}
+{% macro reveal_pii(cipher_expr, key_expr, mask='***') -%}
+    {{ return(adapter.dispatch('reveal_pii', 'gdpr_lakehouse')(cipher_expr, key_expr, mask)) }}
+{%- endmacro %}
+
+{% macro spark__reveal_pii(cipher_expr, key_expr, mask='***') -%}
+    {%- set plaintext = gdpr_lakehouse.decrypt_pii(cipher_expr, key_expr) -%}
+    case
+        when {{ gdpr_lakehouse.is_pii_reader() }} then {{ plaintext }}
+        {%- if mask == 'email' %}
+        else regexp_replace({{ plaintext }}, '^[^@]+', '***')
+        {%- else %}
+        else '{{ mask | replace("'", "") }}'
+        {%- endif %}
+    end
+{%- endmacro %}
