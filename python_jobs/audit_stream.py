@@ -56,25 +56,12 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, commit_tag, interval_hours, prog, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
 TOOL = "python_jobs.audit_stream"
-# Operations whose rows operationMetrics count, by change type (history fallback).
-_INSERTED = {
-    "MERGE": "numTargetRowsInserted",
-    "WRITE": "numOutputRows",
-    "STREAMING UPDATE": "numOutputRows",
-    "CREATE TABLE AS SELECT": "numOutputRows",
-    "CREATE OR REPLACE TABLE AS SELECT": "numOutputRows",
-    "REPLACE TABLE AS SELECT": "numOutputRows",
-    "COPY INTO": "numOutputRows",
-}
-_UPDATED = {"MERGE": "numTargetRowsUpdated", "UPDATE": "numUpdatedRows"}
-_DELETED = {"MERGE": "numTargetRowsDeleted", "DELETE": "numDeletedRows"}
-# Operations that change rows without counting them all (a RESTORE swaps files).
-_UNCOUNTED = ("RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")
 
 
 @dataclass(frozen=True)
@@ -171,6 +158,8 @@ def history_records(history: DataFrame, target: Target, first: int, last: int) -
     (RESTORE) gets one row with a null count.
     """
     metric = F.col("operationMetrics")
+    # which metric counts which change, per operation: declared once (macro _row_metrics)
+    rows = engine_macros()._row_metrics()
 
     def by_operation(mapping: dict[str, str]) -> F.Column:
         column = F.lit(None).cast("bigint")
@@ -184,17 +173,17 @@ def history_records(history: DataFrame, target: Target, first: int, last: int) -
         *[
             F.struct(F.lit(change).alias("change_type"), by_operation(mapping).alias("row_count"))
             for change, mapping in (
-                ("insert", _INSERTED),
-                ("update_preimage", _UPDATED),
-                ("update_postimage", _UPDATED),
-                ("delete", _DELETED),
+                ("insert", rows["insert"]),
+                ("update_preimage", rows["update"]),
+                ("update_postimage", rows["update"]),
+                ("delete", rows["delete"]),
             )
         ]
     )
     counted = F.filter(counts, lambda c: c["row_count"] > 0)
     none = F.struct(
         F.lit(None).cast("string").alias("change_type"),
-        F.when(F.col("operation").isin(*_UNCOUNTED), F.lit(None).cast("bigint"))
+        F.when(F.col("operation").isin(*rows["uncounted"]), F.lit(None).cast("bigint"))
         .otherwise(F.lit(0).cast("bigint"))
         .alias("row_count"),
     )
@@ -320,14 +309,11 @@ def time_travel_floor(commits: list[dict], retention: timedelta, now: datetime) 
 
     From Delta 4.1 a change feed (like SELECT ... AS OF, RESTORE and CLONE) cannot start
     at a version committed before now minus the table's delta.deletedFileRetentionDuration;
-    the newest version is always allowed. A version leaving the window in the next 10
-    minutes counts as gone (the same rule as the dbt macro _time_travel_floor).
+    the newest version is always allowed. The rule is the dbt macro _time_travel_floor_of's
+    (restore_version and table_history read it), rendered here, so both agree.
     """
-    if not commits:
-        return 0
-    cutoff = now - retention + timedelta(minutes=10)
-    inside = [c["version"] for c in commits if c["timestamp"] >= cutoff]
-    return min(inside) if inside else max(c["version"] for c in commits)
+    hours = retention.total_seconds() / 3600
+    return int(engine_macros()._time_travel_floor_of(commits, hours, now)["version"])
 
 
 def deleted_file_retention(spark: SparkSession, location: str) -> timedelta:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -263,15 +262,12 @@ def manifest(target_path: Path | None = None) -> dict[str, Any]:
     return _read_manifest(path, path.stat().st_mtime_ns)
 
 
-_INTERVAL = re.compile(
-    r"^\s*(?:interval\s+)?(\d+)\s+(second|minute|hour|day|week)s?\s*$", re.IGNORECASE
-)
-_UNIT_HOURS = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
-
-
 def interval_hours(text: str) -> float:
-    """Hours of a Delta interval property ('interval 7 days', '1 hours')."""
-    match = _INTERVAL.match(text or "")
-    if not match:
+    """Hours of a Delta interval property ('interval 7 days', '1 hours'): the rule of the
+    macro _retention_hours, which the operations and the post-hook read."""
+    from python_jobs.macros import engine_macros
+
+    hours = engine_macros()._retention_hours(text)
+    if hours is None:
         raise ProjectError(f"cannot read the retention interval {text!r}")
-    return int(match.group(1)) * _UNIT_HOURS[match.group(2).lower()]
+    return float(hours)

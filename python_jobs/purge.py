@@ -54,6 +54,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from python_jobs.delta_files import read_snapshot
+from python_jobs.macros import engine_macros
 from python_jobs.project import (
     ProjectError,
     commit_tag,
@@ -162,7 +163,7 @@ def reorg_purge_supported(spark: SparkSession) -> bool:
     which rewrites only the files with deletion vectors."""
     if spark.conf.get("spark.databricks.clusterUsageTags.clusterId", None):
         return True  # Databricks' own Delta
-    return spark.conf.get("spark.master", "local").startswith("local")
+    return bool(engine_macros()._reorg_purge_runs_on(spark.conf.get("spark.master", "local")))
 
 
 def _has_deletion_vectors(location: str) -> bool:

@@ -33,12 +33,13 @@
 {#- Rows a commit changed, in words, from its operation metrics. -#}
 {% macro _rows_changed(commit) -%}
     {%- set m = commit.metrics -%}
+    {%- set rows = gdpr_lakehouse._row_metrics() -%}
     {%- if commit.operation == 'MERGE' -%}
-        {{ return('+' ~ m.get('numTargetRowsInserted', 0) ~ ' ~' ~ m.get('numTargetRowsUpdated', 0) ~ ' -' ~ m.get('numTargetRowsDeleted', 0)) }}
-    {%- elif commit.operation == 'DELETE' -%}
-        {{ return('-' ~ m.get('numDeletedRows', 0)) }}
-    {%- elif commit.operation == 'UPDATE' -%}
-        {{ return('~' ~ m.get('numUpdatedRows', 0)) }}
+        {{ return('+' ~ m.get(rows.insert.MERGE, 0) ~ ' ~' ~ m.get(rows.update.MERGE, 0) ~ ' -' ~ m.get(rows.delete.MERGE, 0)) }}
+    {%- elif commit.operation in rows.delete -%}
+        {{ return('-' ~ m.get(rows.delete[commit.operation], 0)) }}
+    {%- elif commit.operation in rows.update -%}
+        {{ return('~' ~ m.get(rows.update[commit.operation], 0)) }}
     {%- elif commit.operation == 'RESTORE' -%}
         {{ return('files +' ~ m.get('numRestoredFiles', 0) ~ ' -' ~ m.get('numRemovedFiles', 0)) }}
     {%- elif commit.operation == 'VACUUM END' -%}

@@ -38,10 +38,7 @@ using (
     from ({{ gdpr_lakehouse._batch_source(step, gdpr_lakehouse._batch_base(ctx)) }}) as batch
     {%- if step.action != 'shred' and outcome.versions and not ctx.single %}
     left join (
-        select {{ adapter.quote(step.key) }} as erase_key
-        from table_changes('{{ step.relation_name }}', {{ outcome.versions | min }}, {{ outcome.versions | max }})
-        where _change_type in ('delete', 'update_preimage')
-            and _commit_version in ({{ outcome.versions | join(', ') }})
+        {{ gdpr_lakehouse._erased_in_commits_sql(step, outcome.versions) }}
     ) as changes on changes.erase_key = batch.erase_key
     {%- endif %}
     group by batch.request_id
@@ -61,8 +58,7 @@ when matched then update set
     purged_at = coalesce(evidence.purged_at, outcome.purged_at),
     detail = outcome.detail
 when not matched then insert (
-    request_id, relation, node, action, version_before, version_after, rows_expected, rows_affected,
-    attempts, status, started_at, erased_at, reorg_at, purged_at, detail
+    {{ gdpr_lakehouse._evidence_columns() }}
 ) values (
     outcome.request_id, outcome.relation, outcome.node, outcome.action, outcome.version_before,
     outcome.version_after, null, outcome.rows_affected, outcome.attempts, outcome.status,
@@ -81,4 +77,20 @@ select
 from {{ ctx.evidence }}
 where request_id in ({{ gdpr_lakehouse._sql_list(request_ids) }}) and action != 'reapply'
 group by relation
+{%- endmacro %}
+
+{#- The subject keys an erasure (or a re-erasure) removed in the given commits of a
+    relation: the pre-images of its deletes and anonymizing updates, from the Change
+    Data Feed. Evidence counts rows from it, once for gdpr_erase and restore alike. -#}
+{% macro _erased_in_commits_sql(step, versions) -%}
+select {{ adapter.quote(step.key) }} as erase_key
+from table_changes('{{ step.relation_name }}', {{ versions | min }}, {{ versions | max }})
+where _change_type in ('delete', 'update_preimage')
+    and _commit_version in ({{ versions | join(', ') }})
+{%- endmacro %}
+
+{#- privacy.erasure_evidence's columns, in the order every evidence insert gives them. -#}
+{% macro _evidence_columns() -%}
+request_id, relation, node, action, version_before, version_after, rows_expected, rows_affected,
+    attempts, status, started_at, erased_at, reorg_at, purged_at, detail
 {%- endmacro %}

@@ -6,6 +6,10 @@
 
 {% macro spark__reorg_purge_supported() -%}
     {%- if not execute -%}{{ return(true) }}{%- endif -%}
-    {%- set master = run_query('set spark.master').columns[1].values()[0] | string -%}
-    {{ return(master.startswith('local')) }}
+    {{ return(gdpr_lakehouse._reorg_purge_runs_on(run_query('set spark.master').columns[1].values()[0])) }}
+{%- endmacro %}
+
+{#- The rule itself, for a given spark.master (python_jobs.purge reads it too). -#}
+{% macro _reorg_purge_runs_on(master) -%}
+    {{ return((master | string).startswith('local')) }}
 {%- endmacro %}

@@ -29,10 +29,11 @@
                 {%- set commit = writes[0] -%}
                 {#- operationMetrics arrives as text (a map rendered by the driver) -#}
                 {%- set metrics = commit['operationMetrics'] | string -%}
+                {%- set rows = gdpr_lakehouse._row_metrics() -%}
                 {%- if commit['operation'] == 'MERGE' -%}
-                    {%- set written = '+' ~ gdpr_lakehouse._history_metric(metrics, 'numTargetRowsInserted')
-                        ~ ' ~' ~ gdpr_lakehouse._history_metric(metrics, 'numTargetRowsUpdated')
-                        ~ ' -' ~ gdpr_lakehouse._history_metric(metrics, 'numTargetRowsDeleted') -%}
+                    {%- set written = '+' ~ gdpr_lakehouse._history_metric(metrics, rows.insert.MERGE)
+                        ~ ' ~' ~ gdpr_lakehouse._history_metric(metrics, rows.update.MERGE)
+                        ~ ' -' ~ gdpr_lakehouse._history_metric(metrics, rows.delete.MERGE) -%}
                 {%- else -%}
                     {%- set written = gdpr_lakehouse._history_metric(metrics, 'numOutputRows') -%}
                 {%- endif -%}

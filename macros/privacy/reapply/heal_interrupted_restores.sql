@@ -118,14 +118,9 @@ using (
         count(*) as rows_affected,
         concat('restore {{ item.restore_id }} brought back ', cast(count(*) as string),
                ' row(s); {{ step.action }}d again in commit {{ item.reapply_commit }}') as detail
-    from (
-        select {{ adapter.quote(step.key) }} as erase_key
-        from table_changes('{{ step.relation_name }}', {{ item.reapply_commit }}, {{ item.reapply_commit }})
-        where _change_type in ('delete', 'update_preimage')
-    ) as changes
-    inner join ({{ gdpr_lakehouse._erased_keys_sql(step, ctx, "select distinct " ~ adapter.quote(step.key)
-        ~ " as erase_key from table_changes('" ~ step.relation_name ~ "', " ~ item.reapply_commit ~ ", " ~ item.reapply_commit
-        ~ ") where _change_type in ('delete', 'update_preimage')") }}) as erased on changes.erase_key = erased.erase_key
+    from ({{ gdpr_lakehouse._erased_in_commits_sql(step, [item.reapply_commit]) }}) as changes
+    inner join ({{ gdpr_lakehouse._erased_keys_sql(step, ctx, "select distinct erase_key from ("
+        ~ gdpr_lakehouse._erased_in_commits_sql(step, [item.reapply_commit]) ~ ") as changed") }}) as erased on changes.erase_key = erased.erase_key
     group by erased.request_id
     {{- '
     union all' if not loop.last }}
@@ -134,8 +129,7 @@ using (
 on evidence.request_id = outcome.request_id and evidence.relation = outcome.relation
     and evidence.action = 'reapply' and evidence.version_after = outcome.version_after
 when not matched then insert (
-    request_id, relation, node, action, version_before, version_after, rows_expected, rows_affected,
-    attempts, status, started_at, erased_at, reorg_at, purged_at, detail
+    {{ gdpr_lakehouse._evidence_columns() }}
 ) values (
     outcome.request_id, outcome.relation, outcome.node, 'reapply', outcome.version_before, outcome.version_after,
     null, outcome.rows_affected, 1, 'erased', current_timestamp(), current_timestamp(), null, null, outcome.detail
