@@ -284,24 +284,20 @@ def cdf_readable_from(commits: list[dict]) -> int:
 
     A VACUUM deletes files that left the table before its cutoff (its start minus the
     retention it ran with), change files among them, so no commit older than the newest
-    cutoff can be read from the feed any more (the same rule as the dbt macro
-    cdf_readable_from).
+    cutoff can be read from the feed any more. The rule is the dbt macro
+    _cdf_readable_from_history's (incremental models that consume a feed read it),
+    rendered here, so both agree.
     """
-    if not commits:
-        return 0
-    first = min(commit["version"] for commit in commits)
-    for vacuum in commits:
-        if vacuum["operation"] != "VACUUM START":
-            continue
-        parameters = vacuum["operationParameters"] or {}
-        millis = parameters.get("specifiedRetentionMillis") or parameters.get(
-            "defaultRetentionMillis", 604800000
-        )
-        cutoff = vacuum["timestamp"] - timedelta(milliseconds=int(millis))
-        for commit in commits:
-            if first <= commit["version"] < vacuum["version"] and commit["timestamp"] <= cutoff:
-                first = commit["version"] + 1
-    return first
+    history = [
+        {
+            "version": commit["version"],
+            "timestamp": commit["timestamp"],
+            "operation": commit["operation"],
+            "parameters": json.dumps(commit.get("operationParameters") or {}),
+        }
+        for commit in commits
+    ]
+    return int(engine_macros()._cdf_readable_from_history(history))
 
 
 def time_travel_floor(commits: list[dict], retention: timedelta, now: datetime) -> int:
