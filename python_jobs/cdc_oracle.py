@@ -2,7 +2,7 @@
 
     python -m python_jobs.cdc_oracle patients patient_id      # expected keys and ops
 
-An independent statement of bronze's apply order (macros/landing/cdc_latest_events.sql),
+An independent statement of bronze's apply order (macros/landing/cdc/),
 for tests and for rehearsing a landing zone before a build: per key, the newest valid
 event wins, where newer means a later ``_source_ts``, then delete > update > insert,
 then the later file name, then the later row of the file. A key whose newest event is

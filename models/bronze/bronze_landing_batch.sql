@@ -6,7 +6,7 @@
     table, minus the ones the ledger records as ingested (same path, same size).
     Rebuilt at every run and stamped with the invocation that listed it: the bronze
     models read only these files, and their post-hooks record them in the ledger only
-    when this invocation listed them (macros/landing/landing_batch.sql). A path with
+    when this invocation listed them (macros/landing/batch/). A path with
     characters that cannot be written into SQL is kept with file_issue set: never read,
     recorded as rejected. No personal data.
 -#}

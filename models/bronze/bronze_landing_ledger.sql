@@ -12,7 +12,7 @@
 {#-
     The landing ledger: one row per landing file a build has read, written by the
     post-hook of its entity's bronze model (macro record_landing_files in
-    macros/landing/landing_batch.sql) right after that model's MERGE. This model only
+    macros/landing/batch/) right after that model's MERGE. This model only
     makes the table: it adds no row. Never rebuilt (full_refresh=false): a rebuilt
     ledger would make the next build read the whole landing zone again (harmless, as
     every bronze MERGE is idempotent, but slow). No personal data: paths, sizes, counts.

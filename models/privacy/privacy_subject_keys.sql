@@ -11,7 +11,7 @@
     The subject key vault: one random 256-bit data key per data subject, created the
     first time the subject arrives: in the demo's landing zone (an incremental run reads
     only this build's landing files, bronze.landing_batch, before bronze reads them) or
-    in a feed an adopter names in var gdpr_lakehouse_subjects (macros/utils/adoption.sql). Subjects only: the lakehouse's
+    in a feed an adopter names in var gdpr_lakehouse_subjects (macros/utils/adoption/). Subjects only: the lakehouse's
     own keys live in privacy.system_keys. Append-only and never rebuilt
     (full_refresh=false): a rebuilt vault would orphan every ciphertext. Erasure deletes
     a subject's row and purges the vault's files at once. A tombstoned subject never

@@ -1,4 +1,4 @@
-"""The erasure request's states are declared once (macros/utils/request_states.sql) and
+"""The erasure request's states are declared once (macros/utils/request_states/) and
 read alike by the dbt operations and the Python jobs (no JVM)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
     CDC events of a landing table, in the order bronze applies them.
 
     cdc_events(relation, key, batch_only): every event (batch_only: only those of this
-    build's landing files, macros/landing/landing_batch.sql), with
+    build's landing files, macros/landing/batch/), with
         event_op        insert | update | delete (case-insensitive; Debezium's c and r
                         read as insert, u as update, d as delete), null when unknown
         event_file      the landing file's name, event_row its row index in the file

@@ -34,13 +34,6 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
 {%- endif %}
 {%- endmacro %}
 
-{#- The requests being erased: claimed by this run or left `erasing` by an interrupted one. -#}
-{% macro _batch_base(ctx) -%}
-select request_id, subject_id, subject_type, subject_pseudonym, batch_id
-from {{ ctx.requests }}
-where status = 'erasing'
-{%- endmacro %}
-
 {#- The batched write: one MERGE for the whole batch. -#}
 {% macro _erase_sql(step, base) -%}
     {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base))) }}

@@ -246,3 +246,16 @@ when matched then update set
         {%- endif -%}
     {%- endfor -%}
 {%- endmacro %}
+
+{#- The control relations a re-erasure reads and writes: gdpr_erase, restore_version
+    and the on-run-start heal alike. -#}
+{% macro _restore_context() -%}
+    {{ return({
+        'restore_log': gdpr_lakehouse._control_relation('privacy_restore_log'),
+        'requests': gdpr_lakehouse._control_relation('privacy_erasure_requests'),
+        'evidence': gdpr_lakehouse._control_relation('privacy_erasure_evidence'),
+        'tombstones': gdpr_lakehouse._control_relation('privacy_erasure_tombstones'),
+        'vault': gdpr_lakehouse._control_relation('privacy_subject_keys'),
+        'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys'),
+    }) }}
+{%- endmacro %}

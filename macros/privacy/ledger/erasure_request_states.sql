@@ -90,3 +90,10 @@ when matched then update set
     subject_pseudonym = null,
     updated_at = current_timestamp()
 {%- endmacro %}
+
+{#- The requests being erased: claimed by this run or left `erasing` by an interrupted one. -#}
+{% macro _batch_base(ctx) -%}
+select request_id, subject_id, subject_type, subject_pseudonym, batch_id
+from {{ ctx.requests }}
+where status = 'erasing'
+{%- endmacro %}

@@ -141,17 +141,6 @@
     {{ return(value) }}
 {%- endmacro %}
 
-{% macro _restore_context() -%}
-    {{ return({
-        'restore_log': gdpr_lakehouse._control_relation('privacy_restore_log'),
-        'requests': gdpr_lakehouse._control_relation('privacy_erasure_requests'),
-        'evidence': gdpr_lakehouse._control_relation('privacy_erasure_evidence'),
-        'tombstones': gdpr_lakehouse._control_relation('privacy_erasure_tombstones'),
-        'vault': gdpr_lakehouse._control_relation('privacy_subject_keys'),
-        'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys'),
-    }) }}
-{%- endmacro %}
-
 {#- Resolve what to restore one relation to: {node, relation, relation_name, version,
     timestamp_text, latest, changes, point_in_time (the time the restored state held
     until: the next data-changing commit, minus 1 ms), history}. Raises when the
