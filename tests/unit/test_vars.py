@@ -92,6 +92,8 @@ def test_each_default_at_its_point_of_use_is_the_declared_one() -> None:
 def test_the_check_sees_a_default_that_differs(tmp_path: Path) -> None:
     root = tmp_path
     (root / "macros").mkdir()
-    (root / "macros" / "x.sql").write_text("{{ var('erasure_max_subjects', 500) }} {{ var('new_one', true) }}")
+    (root / "macros" / "x.sql").write_text(
+        "{{ var('erasure_max_subjects', 500) }} {{ var('new_one', true) }}"
+    )
     found = read_vars(root)
     assert found == {"erasure_max_subjects": {"500"}, "new_one": {"True"}}
