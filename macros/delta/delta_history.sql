@@ -35,11 +35,11 @@
     {%- set m = commit.metrics -%}
     {%- set rows = gdpr_lakehouse._row_metrics() -%}
     {%- if commit.operation == 'MERGE' -%}
-        {{ return('+' ~ m.get(rows.insert.MERGE, 0) ~ ' ~' ~ m.get(rows.update.MERGE, 0) ~ ' -' ~ m.get(rows.delete.MERGE, 0)) }}
-    {%- elif commit.operation in rows.delete -%}
-        {{ return('-' ~ m.get(rows.delete[commit.operation], 0)) }}
-    {%- elif commit.operation in rows.update -%}
-        {{ return('~' ~ m.get(rows.update[commit.operation], 0)) }}
+        {{ return('+' ~ m.get(rows['insert']['MERGE'], 0) ~ ' ~' ~ m.get(rows['update']['MERGE'], 0) ~ ' -' ~ m.get(rows['delete']['MERGE'], 0)) }}
+    {%- elif commit.operation in rows['delete'] -%}
+        {{ return('-' ~ m.get(rows['delete'][commit.operation], 0)) }}
+    {%- elif commit.operation in rows['update'] -%}
+        {{ return('~' ~ m.get(rows['update'][commit.operation], 0)) }}
     {%- elif commit.operation == 'RESTORE' -%}
         {{ return('files +' ~ m.get('numRestoredFiles', 0) ~ ' -' ~ m.get('numRemovedFiles', 0)) }}
     {%- elif commit.operation == 'VACUUM END' -%}

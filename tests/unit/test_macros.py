@@ -147,3 +147,21 @@ def test_retention_intervals_are_read_as_hours(dbt: DbtProject) -> None:
         "gdpr_lakehouse._retention_hours('forever'), gdpr_lakehouse._retention_hours(none)] | tojson }}"
     )
     assert json.loads(rendered) == [168, 1, 336, None, None]
+
+
+def test_rows_changed_reads_the_declared_metric_of_each_operation() -> None:
+    """table_history's rows column, from _row_metrics (a dict whose keys include
+    `update`: read as items, never as attributes, or Jinja finds dict.update)."""
+    from python_jobs.macros import Macros
+
+    macros = Macros()
+
+    def changed(operation: str, **metrics: int) -> str:
+        return str(macros._rows_changed({"operation": operation, "metrics": metrics}))
+
+    merge = {"numTargetRowsInserted": 3, "numTargetRowsUpdated": 2, "numTargetRowsDeleted": 1}
+    assert changed("MERGE", **merge) == "+3 ~2 -1"
+    assert changed("DELETE", numDeletedRows=4) == "-4"
+    assert changed("UPDATE", numUpdatedRows=5) == "~5"
+    assert changed("WRITE", numOutputRows=6) == "6"
+    assert changed("RESTORE", numRestoredFiles=1, numRemovedFiles=2) == "files +1 -2"

@@ -31,9 +31,9 @@
                 {%- set metrics = commit['operationMetrics'] | string -%}
                 {%- set rows = gdpr_lakehouse._row_metrics() -%}
                 {%- if commit['operation'] == 'MERGE' -%}
-                    {%- set written = '+' ~ gdpr_lakehouse._history_metric(metrics, rows.insert.MERGE)
-                        ~ ' ~' ~ gdpr_lakehouse._history_metric(metrics, rows.update.MERGE)
-                        ~ ' -' ~ gdpr_lakehouse._history_metric(metrics, rows.delete.MERGE) -%}
+                    {%- set written = '+' ~ gdpr_lakehouse._history_metric(metrics, rows['insert']['MERGE'])
+                        ~ ' ~' ~ gdpr_lakehouse._history_metric(metrics, rows['update']['MERGE'])
+                        ~ ' -' ~ gdpr_lakehouse._history_metric(metrics, rows['delete']['MERGE']) -%}
                 {%- else -%}
                     {%- set written = gdpr_lakehouse._history_metric(metrics, 'numOutputRows') -%}
                 {%- endif -%}
