@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from python_jobs import purge
 from tests.dbt_harness import ROOT
 
 # var('name', <default>) in Jinja; project_vars().get("name", <default>) in the jobs
@@ -20,7 +21,8 @@ JOB_VAR = re.compile(r"""project_vars\(\)\.get\(\s*"(\w+)"\s*(?:,\s*([^)]*))?\)"
 # computed where they are read (from the environment or a macro): listed, not declared
 COMPUTED = {"landing_path", "subject_id_pattern"}
 JINJA_LITERALS = {"true": "True", "false": "False", "none": "None"}
-PYTHON_CONSTANTS = {"RECORD_RETENTION_DAYS": "1095"}
+# a job's default named by a module constant: its value, read from the module
+PYTHON_CONSTANTS = {"RECORD_RETENTION_DAYS": repr(purge.RECORD_RETENTION_DAYS)}
 
 
 def _declared() -> dict:
