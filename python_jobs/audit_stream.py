@@ -439,6 +439,20 @@ class AuditStream:
         )
         return {row["relation"]: int(row["version"]) for row in rows}
 
+    def up_to_date(self, target: Target, audited: int | None) -> bool:
+        """Nothing to audit: the log holds the table's latest version and the newest
+        stream generation has read (or starts) past it. Then `--once` starts no stream
+        for it: a stream's start, even with nothing to read, costs seconds per relation.
+        """
+        if audited is None or audited != latest_version(self.spark, target.location):
+            return False
+        generations = _generations(target.checkpoints)
+        if not generations:
+            return False
+        newest = generations[-1]
+        position = checkpoint_position(target.checkpoints / f"from-v{newest}")
+        return max(position, newest) == audited + 1
+
     def prepare(self, target: Target, audited: int | None) -> int:
         """The checkpoint generation to stream from, after catching up what a stream can't.
 
@@ -635,6 +649,7 @@ def run_once(job: AuditStream, retries: int = 2) -> int:
                 ),
             )
             for target in pending
+            if not job.up_to_date(target, audited.get(target.name))
         ]
         pending, failures = [], {}
         for target, query in queries:

@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.project_dir is not None:
             project.project_root()  # a folder that is no dbt project stops here, before any job
+        from python_jobs import engine
+
+        routed = engine.route(module.__name__, args.arguments)
+        if routed is not None:
+            return routed
         return int(module.main(args.arguments) or 0)
     except project.ProjectError as error:
         print(f"gdpr-lakehouse {args.command}: {error}", file=sys.stderr)

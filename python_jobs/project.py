@@ -42,8 +42,16 @@ def prog(default: str) -> str:
 
 
 def run_job(main: Callable[[], int], name: str) -> NoReturn:
-    """A job's `python -m` entry: its exit status, or 2 and one line for a ProjectError."""
+    """A job's `python -m` entry: its exit status, or 2 and one line for a ProjectError.
+
+    While the warm engine is up (python -m python_jobs.engine up), a job that runs
+    there is sent to it instead of starting a JVM of its own."""
     try:
+        from python_jobs import engine
+
+        routed = engine.route(f"python_jobs.{name}", sys.argv[1:])
+        if routed is not None:
+            sys.exit(routed)
         sys.exit(main())
     except ProjectError as error:
         print(f"{name}: {error}", file=sys.stderr)

@@ -61,6 +61,21 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
     if active is not None:
         return active
     settings = spark_settings(shared_metastore=shared_metastore)
+    if shared_metastore and settings.get(METASTORE_KEYS[0], "").startswith("jdbc:derby:;"):
+        from python_jobs import engine
+
+        if engine.running():
+            raise ProjectError(
+                "the warm engine (make up) holds the local metastore; this job runs in it "
+                "only through its own command, or stop the engine first (make down)"
+            )
+    if app_name:
+        settings["spark.app.name"] = app_name
+    return build_session(settings)
+
+
+def build_session(settings: dict[str, str]) -> SparkSession:
+    """A new session (and JVM) from these settings, once Delta's jars are present."""
     absent = missing(delta_artifacts())
     if absent:
         raise ProjectError(
@@ -69,8 +84,7 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
             + "); run `make setup` once with network access"
         )
     state_dir().mkdir(parents=True, exist_ok=True)
-    if app_name:
-        settings["spark.app.name"] = app_name
+    settings = dict(settings)
     # Python on a cluster's executors: the same interpreter as this driver.
     settings.setdefault("spark.pyspark.python", sys.executable)
     builder = SparkSession.builder

@@ -150,6 +150,38 @@ def test_once_audits_every_version_of_every_cdf_relation_exactly_once(
     assert "privacy.subject_keys" not in audited and SINK not in audited
 
 
+def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
+    sequence: dict, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Every relation is audited through its latest version: a second `--once` reads
+    where each stands and starts no stream (each start costs seconds per relation)."""
+    assert audit_stream.main(["--once"], spark) == 0
+    sink_before = _sink_commits(spark)
+    started: list[str] = []
+    real_start = audit_stream.AuditStream.start
+
+    def counting_start(self, target, generation, trigger):
+        started.append(target.name)
+        return real_start(self, target, generation, trigger)
+
+    monkeypatch.setattr(audit_stream.AuditStream, "start", counting_start)
+    capsys.readouterr()
+    assert audit_stream.main(["--once"], spark) == 0
+    assert started == []
+    assert _sink_commits(spark) == sink_before
+    assert "Audited 0 new version(s)" in capsys.readouterr().out
+    # one new commit: only its relation's stream starts, and audits it
+    spark.sql("alter table reference.departments set tblproperties ('gdpr_lakehouse.probe' = 'n')")
+    assert audit_stream.main(["--once"], spark) == 0
+    assert started == ["reference.departments"]
+    assert _audited(spark, "reference.departments")[-1][:4] == (
+        _latest(spark, "reference.departments"),
+        None,
+        0,
+        "SET TBLPROPERTIES",
+    )
+
+
 def test_rewrites_are_audited_as_what_they_are(sequence: dict, spark: SparkSession) -> None:
     rows = _audited(spark, "silver.patients")
     by_operation = {(row[3], row[4]) for row in rows}

@@ -142,7 +142,7 @@ def test_missing_env_var_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("DATABRICKS_HOST", raising=False)
     with pytest.raises(project.ProjectError, match="DATABRICKS_HOST"):
         project.profile_target("databricks")
-    with pytest.raises(project.ProjectError, match="targets are: databricks, local, thrift"):
+    with pytest.raises(project.ProjectError, match="targets are: databricks, local, thrift, warm"):
         project.profile_target("nope")
 
 

@@ -1,0 +1,455 @@
+"""A warm local engine: one long-lived Spark JVM that dbt and the jobs share.
+
+    python -m python_jobs.engine up       # or: make up     (then: dbt ... --target warm)
+    python -m python_jobs.engine status
+    python -m python_jobs.engine target   # prints `warm` while it is up, else `local`
+    python -m python_jobs.engine down     # or: make down
+
+Every `dbt` command in the embedded ``local`` target starts a JVM, loads Delta and
+opens the metastore before it does anything (~25 s on a laptop). The warm engine does
+that once. It is one Python process holding one SparkSession with every setting of
+the ``local`` target (profiles.yml: the same warehouse, the same embedded Derby
+metastore, the same Delta and SQL settings), and it serves two doors into that JVM:
+
+- **Spark's Thrift server** (HiveThriftServer2, started inside the same JVM) on
+  127.0.0.1:$LAKEHOUSE_ENGINE_PORT (default 10009): dbt's ``warm`` target (dbt-spark's
+  ``thrift`` method; dbt-spark has no Spark Connect method, which is why the engine
+  is a Thrift server, not a Spark Connect server).
+- **a Unix socket** (``$LAKEHOUSE_DIR/engine/engine.sock``, this user only) for the
+  Python jobs: while the engine is up, ``python -m python_jobs.audit_stream --once``,
+  ``purge`` and ``report`` send their arguments there and the engine runs the same
+  ``main(argv, spark)`` in its warm JVM, streaming the output back. A job's exit code
+  is the client's. ``audit_stream --follow`` keeps its own JVM (it runs for hours, by
+  path, beside anything else); ``LAKEHOUSE_ENGINE=off`` makes any job do the same.
+
+One JVM holds the embedded Derby metastore, so while the engine is up the embedded
+``local`` target cannot open it: use ``--target warm`` (``make run``/``make audit``
+choose it by themselves). Stopped, everything is as before. The key-encryption key
+is read by the engine's JVM (``java_method`` getenv), so export it before ``up``.
+
+State: ``$LAKEHOUSE_DIR/engine``: ``engine.json`` (pid, port, socket), ``engine.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from python_jobs.project import ProjectError, prog, state_dir
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 10009
+# Jobs whose main(argv, spark) runs in the engine; module -> when it does not.
+WARM_JOBS: dict[str, Callable[[list[str]], bool]] = {
+    "python_jobs.audit_stream": lambda argv: "--follow" not in argv,
+    "python_jobs.purge": lambda argv: True,
+    "python_jobs.report": lambda argv: True,
+}
+# The caller's environment a job sees in the engine (who acts, which dbt output).
+FORWARDED_ENV = (
+    "LAKEHOUSE_ACTOR",
+    "LAKEHOUSE_PROJECT_DIR",
+    "DBT_PROFILES_DIR",
+    "DBT_TARGET_PATH",
+    "DBT_LOG_PATH",
+    "DBT_TARGET",
+    "USER",
+)
+
+
+def engine_dir() -> Path:
+    return state_dir() / "engine"
+
+
+def _state_file() -> Path:
+    return engine_dir() / "engine.json"
+
+
+def _socket_path() -> Path:
+    return engine_dir() / "engine.sock"
+
+
+def _port() -> int:
+    raw = os.environ.get("LAKEHOUSE_ENGINE_PORT", str(DEFAULT_PORT))
+    if not raw.isdigit() or not 1024 <= int(raw) <= 65535:
+        raise ProjectError(f"LAKEHOUSE_ENGINE_PORT must be a port from 1024 to 65535, got {raw!r}")
+    return int(raw)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_state() -> dict | None:
+    """The running engine's state, or None (no file, or its process is gone)."""
+    try:
+        state = json.loads(_state_file().read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return state if state.get("ready") and _alive(int(state["pid"])) else None
+
+
+def running() -> bool:
+    return read_state() is not None
+
+
+# --- the client side: a job sent to the engine ---------------------------------------
+
+
+def route(module: str, argv: list[str]) -> int | None:
+    """Run the job in the warm engine when it is up and the job runs there: its exit
+    code. None: run it here (no engine, LAKEHOUSE_ENGINE=off, or not a warm job)."""
+    if os.environ.get("LAKEHOUSE_ENGINE", "").lower() == "off":
+        return None
+    runs_warm = WARM_JOBS.get(module)
+    if runs_warm is None or not runs_warm(argv):
+        return None
+    if read_state() is None:
+        return None
+    return submit(module, argv)
+
+
+def submit(module: str, argv: list[str]) -> int:
+    """Send one job to the engine, print what it prints, return its exit code."""
+    request = {
+        "module": module,
+        "argv": list(argv),
+        "cwd": os.getcwd(),
+        "env": {key: os.environ[key] for key in FORWARDED_ENV if key in os.environ},
+    }
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        try:
+            client.connect(str(_socket_path()))
+        except OSError as error:
+            raise ProjectError(
+                f"the warm engine's socket {_socket_path()} does not answer ({error}); "
+                "`make down` then `make up`, or LAKEHOUSE_ENGINE=off to run in a JVM of its own"
+            ) from None
+        client.sendall(json.dumps(request).encode() + b"\n")
+        with client.makefile("r", encoding="utf-8") as replies:
+            for line in replies:
+                reply = json.loads(line)
+                if "exit" in reply:
+                    return int(reply["exit"])
+                stream = sys.stderr if reply.get("stream") == "err" else sys.stdout
+                stream.write(reply["text"])
+                stream.flush()
+    raise ProjectError(
+        "the warm engine closed the connection before the job ended (see engine.log)"
+    )
+
+
+# --- the server side ------------------------------------------------------------------
+
+
+class _Replies(io.TextIOBase):
+    """A job's stdout or stderr, sent to its client as JSON lines."""
+
+    def __init__(self, connection: socket.socket, stream: str, lock: threading.Lock) -> None:
+        self.connection, self.stream, self.lock = connection, stream, lock
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            with self.lock, contextlib.suppress(OSError):
+                message = {"stream": self.stream, "text": text}
+                self.connection.sendall(json.dumps(message).encode() + b"\n")
+        return len(text)
+
+
+@contextlib.contextmanager
+def _job_context(request: dict) -> Iterator[None]:
+    """The caller's working directory and forwarded environment, for one job."""
+    saved_env = {key: os.environ.get(key) for key in FORWARDED_ENV}
+    saved_cwd = os.getcwd()
+    try:
+        for key in FORWARDED_ENV:
+            os.environ.pop(key, None)
+        for key, value in (request.get("env") or {}).items():
+            if key in FORWARDED_ENV:
+                os.environ[key] = str(value)
+        if request.get("cwd") and Path(request["cwd"]).is_dir():
+            os.chdir(request["cwd"])
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _run_job(spark, request: dict, out: io.TextIOBase, err: io.TextIOBase) -> int:
+    """One job in a session of its own (its SQL settings cannot leak into the next)."""
+    from pyspark.errors import PySparkException
+
+    module_name, argv = request.get("module"), request.get("argv")
+    if module_name not in WARM_JOBS or not isinstance(argv, list):
+        print(f"engine: {module_name!r} is not a job the engine runs", file=err)
+        return 2
+    session = spark.newSession()
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    name = module_name.rsplit(".", 1)[-1]
+    with (
+        _job_context(request),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+            return int(module.main([str(a) for a in argv], session) or 0)
+        except SystemExit as exit_:  # argparse's errors and --help
+            code = exit_.code
+            return code if isinstance(code, int) else (0 if code is None else 2)
+        except ProjectError as error:
+            print(f"{name}: {error}", file=err)
+            return 2
+        except PySparkException as error:
+            print(f"{name}: {str(error).strip()}", file=err)
+            return 1
+        except Exception as error:  # the engine outlives a job's bug; the client hears of it
+            print(f"{name}: {type(error).__name__}: {error}", file=err)
+            return 1
+
+
+def _serve_connection(spark, connection: socket.socket, jobs: threading.Lock) -> None:
+    with connection, connection.makefile("r", encoding="utf-8") as requests:
+        line = requests.readline()
+        if not line:
+            return
+        send = threading.Lock()
+        out, err = _Replies(connection, "out", send), _Replies(connection, "err", send)
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError:
+            err.write("engine: a request is one JSON line\n")
+            code = 2
+        else:
+            with jobs:  # one job at a time: each changes the process's cwd and environment
+                code = _run_job(spark, request, out, err)
+        with contextlib.suppress(OSError):
+            connection.sendall(json.dumps({"exit": code}).encode() + b"\n")
+
+
+def engine_settings(port: int) -> dict[str, str]:
+    """The local target's settings, Delta's jars by path (the Thrift server's statement
+    threads do not see jars Ivy added), and the Thrift server's address."""
+    from python_jobs.jars import delta_artifacts
+    from python_jobs.spark import spark_settings
+
+    settings = spark_settings()
+    settings.pop("spark.jars.packages", None)
+    settings.pop("spark.jars.excludes", None)
+    jars = [str(artifact.jar) for artifact in delta_artifacts()]
+    settings["spark.jars"] = ",".join(jars)
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(jars)
+    settings["spark.app.name"] = "gdpr_lakehouse_engine"
+    settings["spark.hadoop.hive.server2.thrift.bind.host"] = HOST
+    settings["spark.hadoop.hive.server2.thrift.port"] = str(port)
+    return settings
+
+
+def serve(port: int) -> int:
+    """The engine process: the session, the Thrift server, the job socket; until SIGTERM."""
+    from python_jobs.spark import build_session
+
+    folder = engine_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    spark = build_session(engine_settings(port))
+    jvm = spark._jvm
+    thrift = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
+        spark._jsparkSession.sqlContext()
+    )
+    # the metastore's schema and Delta's first read, before anyone waits on them
+    spark.sql("show databases").collect()
+    path = _socket_path()
+    path.unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the socket: this user only
+    try:
+        server.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    server.listen(8)
+    stopping = threading.Event()
+
+    def stop(_signum: int, _frame: object) -> None:
+        stopping.set()
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)
+        server.close()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    state = {
+        "pid": os.getpid(),
+        "port": port,
+        "socket": str(path),
+        "lakehouse": str(state_dir()),
+        "started_at": time.time(),
+        "ready": True,
+    }
+    _state_file().with_suffix(".tmp").write_text(json.dumps(state, indent=2))
+    _state_file().with_suffix(".tmp").replace(_state_file())
+    print(f"engine ready: thrift {HOST}:{port}, jobs {path}", flush=True)
+    jobs = threading.Lock()
+    try:
+        while not stopping.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                break
+            threading.Thread(
+                target=_serve_connection, args=(spark, connection, jobs), daemon=True
+            ).start()
+    finally:
+        _state_file().unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        with contextlib.suppress(Exception):
+            thrift.stop()
+        spark.stop()
+        print("engine stopped", flush=True)
+    return 0
+
+
+def _listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((HOST, port)) == 0
+
+
+def up(timeout: float = 240) -> dict:
+    """Start the engine (a no-op when it is up); return its state once it answers."""
+    state = read_state()
+    if state is not None:
+        print(f"engine already up (pid {state['pid']}, thrift {HOST}:{state['port']})")
+        return state
+    port = _port()
+    if _listening(port):
+        raise ProjectError(
+            f"port {port} on {HOST} is in use; stop what listens there or choose another "
+            "(LAKEHOUSE_ENGINE_PORT)"
+        )
+    from python_jobs.jars import delta_artifacts, missing
+
+    absent = missing(delta_artifacts())
+    if absent:
+        raise ProjectError(
+            "Delta's jars are not in the local Maven repository ("
+            + ", ".join(a.coordinate for a in absent)
+            + "); run `make setup` once with network access"
+        )
+    folder = engine_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    _state_file().unlink(missing_ok=True)
+    log = folder / "engine.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "python_jobs.engine", "serve", "--port", str(port)],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, "LAKEHOUSE_DIR": str(state_dir())},
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = read_state()
+        if state is not None and _listening(port):
+            print(
+                f"engine up: dbt --target warm (thrift {HOST}:{port}); jobs run in it while it "
+                f"is up. `export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
+            )
+            return state
+        if process.poll() is not None:
+            raise ProjectError(f"the engine exited with {process.returncode}:\n{_tail(log)}")
+        time.sleep(0.5)
+    process.terminate()
+    raise ProjectError(f"the engine did not answer within {timeout:g} s:\n{_tail(log)}")
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def down(timeout: float = 60) -> bool:
+    """Stop the engine; False when none was running."""
+    try:
+        state = json.loads(_state_file().read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        print("engine not running")
+        return False
+    pid = int(state["pid"])
+    if _alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _alive(pid) and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.3)
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+    _state_file().unlink(missing_ok=True)
+    _socket_path().unlink(missing_ok=True)
+    print("engine down")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=prog("python -m python_jobs.engine"),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("action", choices=["up", "down", "status", "target", "serve"])
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "up":
+            up()
+        elif args.action == "down":
+            down()
+        elif args.action == "target":
+            print("warm" if running() else "local")
+        elif args.action == "serve":
+            return serve(args.port or _port())
+        else:
+            state = read_state()
+            if state is None:
+                print("engine not running")
+                return 1
+            print(
+                f"engine up: pid {state['pid']}, thrift {HOST}:{state['port']}, {state['socket']}"
+            )
+        return 0
+    except ProjectError as error:
+        print(f"engine: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
