@@ -19,18 +19,21 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit test lint unit functional cluster-up cluster-down bench bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
+.PHONY: help setup run audit up down test lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
+	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
+	@echo "make down   stop it"
 	@echo "make setup  only the set-up (venv, packages, Delta jars)"
 	@echo "make bench          erasure at scale: 6.5M TPC-DS customers, strategies side by side (BENCH_ARGS=\"--rows 65000000 --runs 1\")"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
+	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
 	@echo "make bench-codegen    dbt build with Spark's code generation off (the local default) and on, side by side (bench/)"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
@@ -51,10 +54,21 @@ setup: $(STAMP)
 PATIENTS ?= 200
 SEED ?= 42
 
+# `warm` while the engine of `make up` runs, else `local` (the embedded session).
+DBT_RUN_TARGET = $$($(PY) -m python_jobs.engine target)
+
 run: setup
 	$(PY) -m python_jobs.generate --patients $(PATIENTS) --seed $(SEED)
-	$(DBT) build --target local
+	$(DBT) build --target $(DBT_RUN_TARGET)
 	$(PY) -m python_jobs.audit_stream --once
+
+# The warm local engine: one long-lived Spark JVM (Thrift server + job socket) on the
+# local target's settings; dbt uses it with --target warm, the jobs by themselves.
+up: setup
+	$(PY) -m python_jobs.engine up
+
+down:
+	@test ! -x $(PY) || $(PY) -m python_jobs.engine down
 
 # Catch the audit log up, then write the GDPR report (exit 1 when a request is overdue).
 audit: setup
@@ -100,6 +114,9 @@ bench-audit: setup
 
 bench-ingestion: setup
 	$(PY) bench/ingestion.py $(BENCH_ARGS)
+
+bench-warm: setup
+	$(PY) bench/warm.py $(BENCH_ARGS)
 
 bench-codegen: setup
 	$(PY) bench/codegen.py $(BENCH_ARGS)

@@ -28,6 +28,7 @@ COMMANDS = {
     "purge": ("purge", "physically erase: REORG ... APPLY (PURGE), then VACUUM"),
     "scan": ("forensic_scan", "look for a subject in every physical file"),
     "report": ("report", "the GDPR report: requests, deadlines, changes"),
+    "engine": ("engine", "a warm local Spark engine (up/down) for dbt --target warm and the jobs"),
     "cluster": ("cluster", "a Spark cluster + Thrift server on loopback"),
     "jars": ("jars", "fetch and check Delta's jars in the local Maven repository"),
     "spark": ("spark", "the Spark settings the jobs use, or one SQL statement"),

@@ -120,3 +120,58 @@ def test_the_codegen_bench_refuses_bad_arguments_before_anything_starts(
     done = _script(tmp_path, "bench/codegen.py", *args)
     assert done.returncode == 2 and message in done.stderr
     assert not (tmp_path / "lakehouse").exists()
+
+
+def test_the_warm_bench_runs_each_command_on_both_engines(tmp_path: Path) -> None:
+    """bench/warm.py end to end on a small demo: the warm engine starts, dbt's warm
+    target erases and restores through its Thrift server, audit_stream runs through its
+    socket, and it stops. The figures are printed and written, not judged here."""
+    import socket
+
+    with socket.socket() as probe:  # a free loopback port: never the user's engine
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "warm.json"
+    env = {
+        **os.environ,
+        "LAKEHOUSE_DIR": str(tmp_path / "lakehouse"),
+        "LAKEHOUSE_DRIVER_MEMORY": "2g",
+        "LAKEHOUSE_ENGINE_PORT": str(port),
+    }
+    done = subprocess.run(
+        [sys.executable, "bench/warm.py", "--patients", "20", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert len(report["engine_up_s"]) == 1
+    assert [r["step"] for r in report["results"]] == [
+        "trivial run-operation",
+        "gdpr_erase (1 subject)",
+        "restore_version",
+        "audit --once, nothing new",
+    ]
+    assert all(len(r["embedded_s"]) == len(r["warm_s"]) == 1 for r in report["results"])
+    assert "engine up:" in done.stdout and "ratio" in done.stdout
+    state = tmp_path / "lakehouse" / "bench-warm"
+    assert not (state / "engine" / "engine.json").exists()  # stopped
+    assert (state / "engine" / "engine.log").read_text().count("engine ready") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--runs", "0"], "--runs must be from 1 to 5"),
+        (["--patients", "5"], "--patients must be from 10 to 100,000"),
+    ],
+)
+def test_the_warm_bench_refuses_bad_arguments_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _script(tmp_path, "bench/warm.py", *args)
+    assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "lakehouse").exists()

@@ -1,0 +1,102 @@
+"""The warm engine's client side and its arguments (no JVM; tests/functional/test_bench.py
+runs the engine itself, through bench/warm.py, end to end)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from python_jobs import engine
+from tests.dbt_harness import ROOT
+
+
+@pytest.fixture
+def lakehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LAKEHOUSE_DIR", str(tmp_path))
+    monkeypatch.delenv("LAKEHOUSE_ENGINE", raising=False)
+    return tmp_path
+
+
+def _state(lakehouse: Path, pid: int) -> None:
+    folder = lakehouse / "engine"
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {"pid": pid, "port": 10009, "socket": str(folder / "engine.sock"), "ready": True}
+    (folder / "engine.json").write_text(json.dumps(state))
+
+
+def test_without_an_engine_jobs_run_in_their_own_jvm_and_dbt_uses_local(
+    lakehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert engine.route("python_jobs.purge", []) is None
+    assert engine.main(["target"]) == 0
+    assert capsys.readouterr().out == "local\n"
+    assert engine.main(["status"]) == 1
+
+
+def test_a_state_file_left_by_a_dead_engine_is_not_an_engine(lakehouse: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    _state(lakehouse, dead.pid)
+    assert not engine.running()
+    assert engine.route("python_jobs.report", []) is None
+
+
+def test_which_jobs_run_warm(lakehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live engine whose socket does not answer: a job that runs warm says so and
+    names the way out; one that does not run warm never tries the socket."""
+    _state(lakehouse, os.getpid())
+    assert engine.running()
+    with pytest.raises(engine.ProjectError, match="does not answer.*LAKEHOUSE_ENGINE=off"):
+        engine.route("python_jobs.audit_stream", ["--once"])
+    assert engine.route("python_jobs.audit_stream", ["--follow"]) is None  # its own JVM
+    assert engine.route("python_jobs.forensic_scan", []) is None
+    monkeypatch.setenv("LAKEHOUSE_ENGINE", "off")
+    assert engine.route("python_jobs.purge", []) is None
+
+
+def test_a_job_needing_the_metastore_refuses_while_the_engine_holds_it(lakehouse: Path) -> None:
+    """Two JVMs cannot open one embedded Derby metastore: say so before starting one."""
+    from python_jobs import spark
+
+    _state(lakehouse, os.getpid())
+    with pytest.raises(engine.ProjectError, match="warm engine .* holds the local metastore"):
+        spark.get_spark("unit")
+
+
+@pytest.mark.parametrize("port", ["80", "99999", "ten", ""])
+def test_a_bad_port_is_refused_before_anything_starts(lakehouse: Path, port: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "python_jobs.engine", "up"],
+        cwd=ROOT,
+        env={**os.environ, "LAKEHOUSE_DIR": str(lakehouse), "LAKEHOUSE_ENGINE_PORT": port},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert "LAKEHOUSE_ENGINE_PORT must be a port from 1024 to 65535" in run.stderr
+    assert not (lakehouse / "engine").exists()
+
+
+def test_down_without_an_engine_is_a_no_op(
+    lakehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert engine.main(["down"]) == 0
+    assert capsys.readouterr().out == "engine not running\n"
+
+
+def test_the_warm_target_reaches_the_engines_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    from python_jobs import project
+
+    monkeypatch.setenv("LAKEHOUSE_ENGINE_PORT", "10123")
+    warm = project.profile_target("warm")
+    assert (warm["method"], warm["host"], int(warm["port"]), int(warm["threads"])) == (
+        "thrift",
+        engine.HOST,
+        10123,
+        1,
+    )
