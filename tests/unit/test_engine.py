@@ -51,7 +51,7 @@ def test_which_jobs_run_warm(lakehouse: Path, monkeypatch: pytest.MonkeyPatch) -
     names the way out; one that does not run warm never tries the socket."""
     _state(lakehouse, os.getpid())
     assert engine.running()
-    with pytest.raises(engine.ProjectError, match="does not answer.*LAKEHOUSE_ENGINE=off"):
+    with pytest.raises(engine.ProjectError, match=r"does not answer.*LAKEHOUSE_ENGINE=off"):
         engine.route("python_jobs.audit_stream", ["--once"])
     assert engine.route("python_jobs.audit_stream", ["--follow"]) is None  # its own JVM
     assert engine.route("python_jobs.forensic_scan", []) is None
@@ -64,7 +64,7 @@ def test_a_job_needing_the_metastore_refuses_while_the_engine_holds_it(lakehouse
     from python_jobs import spark
 
     _state(lakehouse, os.getpid())
-    with pytest.raises(engine.ProjectError, match="warm engine .* holds the local metastore"):
+    with pytest.raises(engine.ProjectError, match=r"warm engine .* holds the local metastore"):
         spark.get_spark("unit")
 
 
