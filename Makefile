@@ -87,8 +87,10 @@ unit: setup
 functional: setup
 	$(VENV)/bin/pytest tests/functional
 
+# pytest in two lanes at once (tests/lanes.py): the suites sharing one lakehouse and
+# JVM, and beside them those with state of their own. `pytest` alone runs it all serially.
 test: lint
-	$(VENV)/bin/pytest
+	$(PY) tests/lanes.py
 
 # A real Spark cluster on loopback (python_jobs/cluster.py); dbt reaches it with
 # --target thrift, the jobs with the variables `python -m python_jobs.cluster env` prints.

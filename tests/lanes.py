@@ -1,0 +1,69 @@
+"""`make test`'s pytest: the suite in two lanes at once, each a pytest process of its own.
+
+    python tests/lanes.py            # what `make test` runs after the linters
+    python tests/lanes.py -x         # extra arguments go to both lanes
+
+Lane 1 is every suite that shares the session's lakehouse and JVM (tests/functional
+and tests/adversarial, in the order conftest.py gives them). Lane 2 is everything that
+brings its own state: the unit layer (no JVM), the loopback cluster, and the
+functional suites that run the project as a user does, in processes and lakehouses of
+their own (the adopter's lifecycle, the benchmarks). Each lane has its own throw-away
+lakehouse (tests/conftest.py makes one per pytest process), so they cannot meet.
+
+Lane 2 spends much of its time waiting on servers and subprocesses; beside lane 1 it
+uses what that lane leaves of the machine. Lane 1 streams its output; lane 2's follows
+when both are done. Both print their slowest tests. Exit status: the first non-zero.
+`pytest` alone still runs the whole suite in one process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Suites with state of their own (subprocesses, their own lakehouses or servers).
+OWN_STATE = (
+    "tests/unit",
+    "tests/integration",
+    "tests/functional/test_adopter.py",
+    "tests/functional/test_bench.py",
+)
+SHARED = ("tests/functional", "tests/adversarial")
+
+
+def lanes(extra: list[str]) -> list[list[str]]:
+    pytest = [sys.executable, "-m", "pytest", "--durations=30"]
+    ignored = [f"--ignore={path}" for path in OWN_STATE if path.startswith(SHARED)]
+    return [
+        [*pytest, *SHARED, *ignored, *extra],
+        [*pytest, "-p", "no:cacheprovider", *OWN_STATE, *extra],
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    extra = list(sys.argv[1:] if argv is None else argv)
+    first, second = lanes(extra)
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as log:
+        other = subprocess.Popen(second, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            code = subprocess.run(first, cwd=ROOT).returncode
+        finally:
+            other_code = other.wait()
+        log.seek(0)
+        print(f"\n===== lane 2: {' '.join(OWN_STATE)} =====", flush=True)
+        sys.stdout.write(log.read())
+    print(
+        f"\nlanes: 1 (shared lakehouse) exit {code}, 2 (own state) exit {other_code}; "
+        f"{time.monotonic() - started:.0f} s wall"
+    )
+    return code or other_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
