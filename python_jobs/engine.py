@@ -254,16 +254,10 @@ def _serve_connection(spark, connection: socket.socket, jobs: threading.Lock) ->
 
 def engine_settings(port: int) -> dict[str, str]:
     """The local target's settings, Delta's jars by path (the Thrift server's statement
-    threads do not see jars Ivy added), and the Thrift server's address."""
-    from python_jobs.jars import delta_artifacts
-    from python_jobs.spark import spark_settings
+    threads do not see jars Ivy adds), and the Thrift server's address."""
+    from python_jobs.spark import jars_by_path, spark_settings
 
-    settings = spark_settings()
-    settings.pop("spark.jars.packages", None)
-    settings.pop("spark.jars.excludes", None)
-    jars = [str(artifact.jar) for artifact in delta_artifacts()]
-    settings["spark.jars"] = ",".join(jars)
-    settings["spark.driver.extraClassPath"] = os.pathsep.join(jars)
+    settings = jars_by_path(spark_settings())
     settings["spark.app.name"] = "gdpr_lakehouse_engine"
     settings["spark.hadoop.hive.server2.thrift.bind.host"] = HOST
     settings["spark.hadoop.hive.server2.thrift.port"] = str(port)

@@ -24,6 +24,7 @@ application of that master on the Derby network metastore the Thrift server shar
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from pyspark.errors import PySparkException
@@ -74,6 +75,23 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
     return build_session(settings)
 
 
+def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
+    """The settings with Delta's jars named by their path in the local Maven repository
+    instead of resolved by Ivy (spark.jars.packages): the same jars (python_jobs.jars
+    walks the same POMs and excludes), without Ivy's resolution report on every start,
+    and on the driver's own class path, where the Thrift server's threads see them."""
+    settings = dict(settings)
+    if settings.pop("spark.jars.packages", None) is None:
+        return settings
+    settings.pop("spark.jars.excludes", None)
+    jars = [str(artifact.jar) for artifact in delta_artifacts()]
+    settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), *jars]))
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(
+        filter(None, [*jars, settings.get("spark.driver.extraClassPath")])
+    )
+    return settings
+
+
 def build_session(settings: dict[str, str]) -> SparkSession:
     """A new session (and JVM) from these settings, once Delta's jars are present."""
     absent = missing(delta_artifacts())
@@ -84,7 +102,7 @@ def build_session(settings: dict[str, str]) -> SparkSession:
             + "); run `make setup` once with network access"
         )
     state_dir().mkdir(parents=True, exist_ok=True)
-    settings = dict(settings)
+    settings = jars_by_path(settings)
     # Python on a cluster's executors: the same interpreter as this driver.
     settings.setdefault("spark.pyspark.python", sys.executable)
     builder = SparkSession.builder
