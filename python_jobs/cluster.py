@@ -33,7 +33,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,9 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_jobs.jars import cluster_artifacts, delta_artifacts, derby_client_classpath
+from python_jobs.processes import HOST
+from python_jobs.processes import alive as _alive
+from python_jobs.processes import listening as _listening
+from python_jobs.processes import tail as _tail
 from python_jobs.project import ProjectError, prog, state_dir
 
-HOST = "127.0.0.1"
 # Settings of the local target the cluster sets itself (jars by path, not by Ivy).
 NOT_FORWARDED = {
     "spark.master",
@@ -118,22 +120,6 @@ def metastore_url(port: int) -> str:
     return f"jdbc:derby://{HOST}:{port}/metastore_db;create=true"
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex((HOST, port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _start(name: str, command: list[str], env: dict[str, str]) -> int:
     log = cluster_dir() / f"{name}.log"
     with log.open("ab") as out:
@@ -168,13 +154,6 @@ def _zombie(pid: int) -> bool:
         return os.waitpid(pid, os.WNOHANG)[0] == pid
     except ChildProcessError:
         return False
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log)"
 
 
 def _read_state() -> dict | None:

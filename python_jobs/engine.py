@@ -47,9 +47,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from python_jobs.processes import HOST
+from python_jobs.processes import alive as _alive
+from python_jobs.processes import listening as _listening
+from python_jobs.processes import tail as _tail
 from python_jobs.project import ProjectError, prog, state_dir
 
-HOST = "127.0.0.1"
 DEFAULT_PORT = 10009
 # Jobs whose main(argv, spark) runs in the engine; module -> when it does not.
 WARM_JOBS: dict[str, Callable[[list[str]], bool]] = {
@@ -86,16 +89,6 @@ def _port() -> int:
     if not raw.isdigit() or not 1024 <= int(raw) <= 65535:
         raise ProjectError(f"LAKEHOUSE_ENGINE_PORT must be a port from 1024 to 65535, got {raw!r}")
     return int(raw)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_state() -> dict | None:
@@ -327,12 +320,6 @@ def serve(port: int) -> int:
     return 0
 
 
-def _listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex((HOST, port)) == 0
-
-
 def up(timeout: float = 240) -> dict:
     """Start the engine (a no-op when it is up); return its state once it answers."""
     state = read_state()
@@ -345,15 +332,9 @@ def up(timeout: float = 240) -> dict:
             f"port {port} on {HOST} is in use; stop what listens there or choose another "
             "(LAKEHOUSE_ENGINE_PORT)"
         )
-    from python_jobs.jars import delta_artifacts, missing
+    from python_jobs.jars import require_delta_jars
 
-    absent = missing(delta_artifacts())
-    if absent:
-        raise ProjectError(
-            "Delta's jars are not in the local Maven repository ("
-            + ", ".join(a.coordinate for a in absent)
-            + "); run `make setup` once with network access"
-        )
+    require_delta_jars()
     folder = engine_dir()
     folder.mkdir(parents=True, exist_ok=True)
     _state_file().unlink(missing_ok=True)
@@ -381,13 +362,6 @@ def up(timeout: float = 240) -> dict:
         time.sleep(0.5)
     process.terminate()
     raise ProjectError(f"the engine did not answer within {timeout:g} s:\n{_tail(log)}")
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log)"
 
 
 def down(timeout: float = 60) -> bool:

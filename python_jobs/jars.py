@@ -194,6 +194,17 @@ def missing(artifacts: list[Artifact]) -> list[Artifact]:
     return [artifact for artifact in artifacts if not artifact.jar.is_file()]
 
 
+def require_delta_jars() -> None:
+    """Stop with what to do when a jar of Delta's is not in the local Maven repository."""
+    absent = missing(delta_artifacts())
+    if absent:
+        raise ProjectError(
+            "Delta's jars are not in the local Maven repository ("
+            + ", ".join(a.coordinate for a in absent)
+            + "); run `make setup` once with network access"
+        )
+
+
 def fetch(artifacts: list[Artifact]) -> None:
     """Download with Maven (and the artifacts' dependencies) into ~/.m2/repository."""
     mvn = shutil.which("mvn")

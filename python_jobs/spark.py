@@ -30,7 +30,7 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from python_jobs.jars import delta_artifacts, derby_client_classpath, missing
+from python_jobs.jars import delta_artifacts, derby_client_classpath, require_delta_jars
 from python_jobs.project import ProjectError, prog, spark_parameters, state_dir
 
 METASTORE_KEYS = (
@@ -94,13 +94,7 @@ def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
 
 def build_session(settings: dict[str, str]) -> SparkSession:
     """A new session (and JVM) from these settings, once Delta's jars are present."""
-    absent = missing(delta_artifacts())
-    if absent:
-        raise ProjectError(
-            "Delta's jars are not in the local Maven repository ("
-            + ", ".join(a.coordinate for a in absent)
-            + "); run `make setup` once with network access"
-        )
+    require_delta_jars()
     state_dir().mkdir(parents=True, exist_ok=True)
     settings = jars_by_path(settings)
     # Python on a cluster's executors: the same interpreter as this driver.
