@@ -358,6 +358,36 @@ def checkpoint_position(checkpoint: Path) -> int:
     return 0 if consumed is None else consumed + 1
 
 
+def read_through(checkpoint: Path) -> int | None:
+    """The last version a checkpointed stream has read all of, once no batch is pending.
+
+    None: it has read nothing yet. -2 (below any version): a batch is pending (an
+    offset written, its commit not), or the offset cannot be read. An offset at version
+    R with a file index (index >= 0) has read R: after a completed availableNow run
+    that is all of R, which no later commit changes (a version is immutable); index -1
+    has read nothing of R yet.
+    """
+    offsets, commits = checkpoint / "offsets", checkpoint / "commits"
+    batches = (
+        sorted(int(p.name) for p in offsets.iterdir() if p.name.isdigit())
+        if offsets.is_dir()
+        else []
+    )
+    if not batches:
+        return None
+    done = (
+        {int(p.name) for p in commits.iterdir() if p.name.isdigit()} if commits.is_dir() else set()
+    )
+    if batches[-1] not in done:
+        return -2
+    try:
+        offset = json.loads((offsets / str(batches[-1])).read_text().splitlines()[-1])
+        version, index = int(offset["reservoirVersion"]), int(offset["index"])
+    except (ValueError, KeyError, IndexError):
+        return -2
+    return version if index >= 0 else version - 1
+
+
 def _app_id(target: Target, kind: str) -> str:
     """The idempotent-write id of one kind of append to the audit log, per relation.
 
@@ -441,8 +471,9 @@ class AuditStream:
 
     def up_to_date(self, target: Target, audited: int | None) -> bool:
         """Nothing to audit: the log holds the table's latest version and the newest
-        stream generation has read (or starts) past it. Then `--once` starts no stream
-        for it: a stream's start, even with nothing to read, costs seconds per relation.
+        stream generation has read through it, with no batch left pending. Then `--once`
+        starts no stream for it: a stream's start, even with nothing to read, costs
+        seconds per relation. Anything it cannot tell starts the stream, as before.
         """
         if audited is None or audited != latest_version(self.spark, target.location):
             return False
@@ -450,8 +481,8 @@ class AuditStream:
         if not generations:
             return False
         newest = generations[-1]
-        position = checkpoint_position(target.checkpoints / f"from-v{newest}")
-        return max(position, newest) == audited + 1
+        read = read_through(target.checkpoints / f"from-v{newest}")
+        return (newest - 1 if read is None else read) >= audited
 
     def prepare(self, target: Target, audited: int | None) -> int:
         """The checkpoint generation to stream from, after catching up what a stream can't.

@@ -165,3 +165,29 @@ def test_predicates_keep_their_shape_and_lose_their_values(
 ) -> None:
     columns = frozenset({"patient_id", "city", "subject_pseudonym"})
     assert audit_stream.redact_predicate(predicate, columns) == (kept or predicate)
+
+
+def _checkpoint(folder: Path, offsets: list[tuple[int, int]], committed: int) -> Path:
+    """A stream checkpoint as Spark writes it: offsets/<batch> and commits/<batch>."""
+    for name in ("offsets", "commits"):
+        (folder / name).mkdir(parents=True, exist_ok=True)
+    for batch, (version, index) in enumerate(offsets):
+        offset = {"sourceVersion": 1, "reservoirVersion": version, "index": index}
+        (folder / "offsets" / str(batch)).write_text(
+            'v1\n{"batchWatermarkMs":0}\n' + json.dumps(offset)
+        )
+        if batch < committed:
+            (folder / "commits" / str(batch)).write_text("v1\n{}")
+    return folder
+
+
+def test_a_stream_has_read_a_version_once_it_holds_a_file_index_of_it(tmp_path: Path) -> None:
+    """Delta's offset after reading version R is (R, index of its last file); (R, -1)
+    has read nothing of R yet. A batch with an offset but no commit is pending."""
+    assert audit_stream.read_through(tmp_path / "none") is None
+    assert audit_stream.read_through(_checkpoint(tmp_path / "a", [(1, -1), (3, 0)], 2)) == 3
+    assert audit_stream.read_through(_checkpoint(tmp_path / "b", [(1, -1), (4, -1)], 2)) == 3
+    assert audit_stream.read_through(_checkpoint(tmp_path / "c", [(1, -1), (3, 0)], 1)) == -2
+    broken = _checkpoint(tmp_path / "d", [(1, -1)], 1)
+    (broken / "offsets" / "0").write_text("v1\nnot json")
+    assert audit_stream.read_through(broken) == -2
