@@ -123,5 +123,5 @@ bench-warm: setup
 bench-codegen: setup
 	$(PY) bench/codegen.py $(BENCH_ARGS)
 
-clean:
+clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs
