@@ -14,12 +14,14 @@ lakehouse (tests/conftest.py makes one per pytest process), so they cannot meet.
 Lane 2 spends much of its time waiting on servers and subprocesses; beside lane 1 it
 uses what that lane leaves of the machine. The split keeps the two about as long (a
 full run: lane 1 66 min, lane 2 45 min before the reliability suite, ~9 min, moved). Lane 1 streams its output; lane 2's follows
-when both are done. Both print their slowest tests. Exit status: the first non-zero.
+when both are done. Both print their slowest tests, and the slowest of the two come
+last, where the tail of a CI log shows them. Exit status: the first non-zero.
 `pytest` alone still runs the whole suite in one process.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,17 +57,38 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryFile("w+") as log:
         other = subprocess.Popen(second, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:
-            code = subprocess.run(first, cwd=ROOT).returncode
+            lane = subprocess.Popen(
+                first, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+            output = []
+            for line in lane.stdout:  # streamed, and kept for the summary
+                sys.stdout.write(line)
+                output.append(line)
+            code = lane.wait()
         finally:
             other_code = other.wait()
         log.seek(0)
+        second_output = log.read()
         print(f"\n===== lane 2: {' '.join(OWN_STATE)} =====", flush=True)
-        sys.stdout.write(log.read())
+        sys.stdout.write(second_output)
+    print(f"\n===== the slowest of both lanes =====\n{slowest(''.join(output) + second_output)}")
     print(
-        f"\nlanes: 1 (shared lakehouse) exit {code}, 2 (own state) exit {other_code}; "
+        f"lanes: 1 (shared lakehouse) exit {code}, 2 (own state) exit {other_code}; "
         f"{time.monotonic() - started:.0f} s wall"
     )
     return code or other_code
+
+
+DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown) +(\S.*)$", re.MULTILINE)
+
+
+def slowest(output: str, count: int = 15) -> str:
+    """The `count` slowest test phases in pytest's --durations reports of the lanes,
+    printed last, where a CI log's tail still shows them."""
+    found = sorted(
+        ((float(s), phase, test) for s, phase, test in DURATION.findall(output)), reverse=True
+    )
+    return "\n".join(f"{s:8.1f}s {phase:8} {test}" for s, phase, test in found[:count])
 
 
 if __name__ == "__main__":
