@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import version
 from pathlib import Path
 
@@ -229,3 +230,27 @@ def test_a_delta_jar_built_for_another_spark_is_refused(monkeypatch: pytest.Monk
         project.ProjectError, match=r"built for Spark 4\.2.*use io\.delta:delta-spark_4\.1_2\.13"
     ):
         jars.delta_package()
+
+
+def test_a_retried_merge_conflict_prints_no_stack_trace_and_nothing_else_is_hidden() -> None:
+    """Delta logs a MERGE's lost write conflict at ERROR, with the stack trace, before it
+    throws it; gdpr_erase retries it. conf/log4j2.properties drops exactly that line
+    (log4j's RegexFilter matches the whole message) and nothing else of the logger."""
+    lines = (ROOT / "conf" / "log4j2.properties").read_text().splitlines()
+    settings = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition("=") for line in lines)
+        if key.strip() and not key.startswith("#")
+    )
+    prefix = "logger.merge_retry."
+    assert settings[f"{prefix}name"] == "org.apache.spark.sql.delta.commands.MergeIntoCommand"
+    assert settings[f"{prefix}filter.rethrown.type"] == "RegexFilter"
+    assert settings[f"{prefix}filter.rethrown.onMatch"] == "DENY"
+    assert settings[f"{prefix}filter.rethrown.onMismatch"] == "NEUTRAL"
+    assert f"{prefix}level" not in settings  # its warnings still show
+    regex = re.compile(settings[f"{prefix}filter.rethrown.regex"])
+    # Delta 4.x, MergeIntoMaterializeSource.runWithMaterializedSourceLostHandler
+    assert regex.fullmatch("Fatal error in MERGE with materialized source in attempt 1")
+    assert not regex.fullmatch(
+        "Exhausted retries after 4 attempts in MERGE with materialized source."
+    )
