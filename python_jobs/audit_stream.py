@@ -332,30 +332,48 @@ def _generations(folder: Path) -> list[int]:
     )
 
 
-def consumed_through(checkpoint: Path, batch_id: int) -> int | None:
-    """The last version a batch consumed completely, from its checkpointed offset.
+def _offset(path: Path) -> tuple[int, int]:
+    """(reservoirVersion, index) of a checkpointed Delta source offset.
 
-    Delta's offset points at the next version to read (reservoirVersion, index -1 when
-    none of its files were read yet), so everything before it was consumed.
+    The index is the position of the last file the batch read in that version (>= 0),
+    or below 0 when it read none of the version's files: -1, Delta's base index (the
+    batch ended before the version; Delta writes it when a batch read a version to its
+    end, as (version + 1, -1)), -20/-19 (a schema change in the version).
+    """
+    offset = json.loads(path.read_text().splitlines()[-1])
+    return int(offset["reservoirVersion"]), int(offset["index"])
+
+
+def _consumed(version: int, index: int) -> int:
+    """The last version a batch ending at this offset read: the offset's own version
+    when it read some of its files, else the one before it."""
+    return version if index >= 0 else version - 1
+
+
+def consumed_through(checkpoint: Path, batch_id: int) -> int | None:
+    """The last version a batch read, from its checkpointed offset (None: no offset).
+
+    An offset (R, i >= 0) read files of R, so R is counted in that batch; the next
+    batch starts after R. (When a batch stops inside R, maxFilesPerTrigger, the rest
+    of R is counted where it is read: audit_records keeps every counted version.)
     """
     path = checkpoint / "offsets" / str(batch_id)
     if not path.is_file():
         return None
-    lines = path.read_text().splitlines()
-    offset = json.loads(lines[-1])
-    return int(offset["reservoirVersion"]) - 1
+    return _consumed(*_offset(path))
 
 
 def checkpoint_position(checkpoint: Path) -> int:
-    """The next version a checkpointed stream reads (0 when it has no offset yet)."""
+    """The first version a checkpointed stream may still need to read (0 when it has
+    no offset yet): the version of its last offset, which it may have read only in part
+    (so the feed must still hold it for the stream to go on)."""
     offsets = checkpoint / "offsets"
     batches = (
         [int(p.name) for p in offsets.iterdir() if p.name.isdigit()] if offsets.is_dir() else []
     )
     if not batches:
         return 0
-    consumed = consumed_through(checkpoint, max(batches))
-    return 0 if consumed is None else consumed + 1
+    return _offset(offsets / str(max(batches)))[0]
 
 
 def read_through(checkpoint: Path) -> int | None:
@@ -381,11 +399,9 @@ def read_through(checkpoint: Path) -> int | None:
     if batches[-1] not in done:
         return -2
     try:
-        offset = json.loads((offsets / str(batches[-1])).read_text().splitlines()[-1])
-        version, index = int(offset["reservoirVersion"]), int(offset["index"])
+        return _consumed(*_offset(offsets / str(batches[-1])))
     except (ValueError, KeyError, IndexError):
         return -2
-    return version if index >= 0 else version - 1
 
 
 def _app_id(target: Target, kind: str) -> str:

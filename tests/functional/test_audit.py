@@ -63,6 +63,18 @@ def _duplicates(spark: SparkSession) -> list[tuple]:
     ]
 
 
+def _stale_empty_rows(spark: SparkSession) -> list[tuple]:
+    """Versions audited both with changed rows and as a commit that changed none: a
+    batch that re-recorded the previous batch's last version, with nothing counted."""
+    return [
+        tuple(row)
+        for row in spark.sql(
+            f"select relation, commit_version from {SINK} group by relation, commit_version "
+            "having count_if(change_type is null) > 0 and count_if(change_type is not null) > 0"
+        ).collect()
+    ]
+
+
 def _sink_commits(spark: SparkSession) -> int:
     return _latest(spark, SINK)
 
@@ -144,6 +156,7 @@ def test_once_audits_every_version_of_every_cdf_relation_exactly_once(
     passed, messages = _completeness(dbt)
     assert passed, messages
     assert _duplicates(spark) == []
+    assert _stale_empty_rows(spark) == []
     relations = [r for r in delta_relations(dbt.manifest()) if r.change_data_feed]
     audited = {row[0] for row in spark.sql(f"select distinct relation from {SINK}").collect()}
     assert audited == {f"{r.schema}.{r.identifier}" for r in relations}
@@ -183,6 +196,7 @@ def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     assert audit_stream.main(["--once"], spark) == 0
     assert started == ["reference.departments"]
+    assert _stale_empty_rows(spark) == []
     assert _audited(spark, "reference.departments")[-1][:4] == (
         _latest(spark, "reference.departments"),
         None,
@@ -373,6 +387,7 @@ def test_a_run_killed_mid_way_resumes_with_no_gap_and_no_duplicate(
     rows = _audited(spark, "reference.departments")
     assert {row[0] for row in rows} >= set(range(latest - 11, latest + 1))
     assert _duplicates(spark) == []
+    assert _stale_empty_rows(spark) == []
     assert _completeness(dbt)[0]
     counts = [row[2] for row in rows if row[0] > latest - 12 and row[1] == "update_postimage"]
     departments = spark.sql("select count(*) from reference.departments").first()[0]

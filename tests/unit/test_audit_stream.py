@@ -83,6 +83,20 @@ def test_a_batch_consumed_every_version_before_its_offset(tmp_path: Path) -> Non
     assert audit_stream.checkpoint_position(tmp_path) == 7
 
 
+def test_a_batch_that_read_files_of_a_version_consumed_that_version(tmp_path: Path) -> None:
+    """Delta's offset after a batch that read version 7 (its file 2 last) is (7, 2): the
+    batch counted version 7, so the next batch starts at 8 and must not record 7 again
+    as a commit with no changes. A schema-change index (-20) has read no file of 7."""
+    _offset(tmp_path, 0, 4, index=0)
+    _offset(tmp_path, 1, 7, index=2)
+    _offset(tmp_path, 2, 9, index=-20)
+    assert audit_stream.consumed_through(tmp_path, 0) == 4
+    assert audit_stream.consumed_through(tmp_path, 1) == 7
+    assert audit_stream.consumed_through(tmp_path, 2) == 8
+    # the stream may have read 9 in part: it still needs the feed from 9 on
+    assert audit_stream.checkpoint_position(tmp_path) == 9
+
+
 def test_generations_are_the_from_v_folders_in_order(tmp_path: Path) -> None:
     for name in ("from-v12", "from-v3", "other", "from-vx"):
         (tmp_path / name).mkdir()
