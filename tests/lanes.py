@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             output = []
             for line in lane.stdout:  # streamed, and kept for the summary
                 sys.stdout.write(line)
+                sys.stdout.flush()
                 output.append(line)
             code = lane.wait()
         finally:
