@@ -170,8 +170,9 @@ def _write_state(state: dict) -> None:
 
 
 def _thrift_settings(ports: Ports) -> dict[str, str]:
-    """The local target's Spark settings, rendered with the cluster's metastore."""
-    from python_jobs.spark import spark_settings
+    """The local target's Spark settings, rendered with the cluster's metastore, and
+    the Thrift server's own (a synchronous server: python_jobs.spark)."""
+    from python_jobs.spark import THRIFT_SERVER_SETTINGS, spark_settings
 
     previous = os.environ.get("LAKEHOUSE_METASTORE_URL")
     os.environ["LAKEHOUSE_METASTORE_URL"] = metastore_url(ports.derby)
@@ -182,7 +183,7 @@ def _thrift_settings(ports: Ports) -> dict[str, str]:
             os.environ.pop("LAKEHOUSE_METASTORE_URL", None)
         else:
             os.environ["LAKEHOUSE_METASTORE_URL"] = previous
-    return settings
+    return settings | THRIFT_SERVER_SETTINGS
 
 
 def up(ports: Ports, *, timeout: float = 180) -> dict:

@@ -248,9 +248,9 @@ def _serve_connection(spark, connection: socket.socket, jobs: threading.Lock) ->
 def engine_settings(port: int) -> dict[str, str]:
     """The local target's settings, Delta's jars by path (the Thrift server's statement
     threads do not see jars Ivy adds), and the Thrift server's address."""
-    from python_jobs.spark import jars_by_path, spark_settings
+    from python_jobs.spark import THRIFT_SERVER_SETTINGS, jars_by_path, spark_settings
 
-    settings = jars_by_path(spark_settings())
+    settings = jars_by_path(spark_settings()) | THRIFT_SERVER_SETTINGS
     settings["spark.app.name"] = "gdpr_lakehouse_engine"
     settings["spark.hadoop.hive.server2.thrift.bind.host"] = HOST
     settings["spark.hadoop.hive.server2.thrift.port"] = str(port)

@@ -162,6 +162,9 @@ def test_the_warm_bench_runs_every_command_through_the_engine(tmp_path: Path) ->
     state = tmp_path / "lakehouse" / "bench-warm"
     assert not (state / "engine" / "engine.json").exists()  # stopped
     assert (state / "engine" / "engine.log").read_text().count("engine ready") == 1
+    # the engine answered every statement inside the call: dbt never slept on a poll
+    log = (state / "logs" / "dbt.log").read_text(errors="replace")
+    assert "Poll status" in log and "sleeping" not in log
 
 
 @pytest.mark.parametrize(

@@ -230,6 +230,10 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     cluster.python("python_jobs.audit_stream", "--once")
     tests = cluster.dbt("test", "--target", "thrift", "--select", "tag:compliance")
     assert "ERROR=0" in tests.stdout and "PASS=" in tests.stdout
+    # the cluster's Thrift server answered every statement inside the call: dbt never
+    # slept on a poll (5 s each at dbt-spark's default interval)
+    log = (cluster.state / "logs" / "dbt.log").read_text(errors="replace")
+    assert "Poll status" in log and "sleeping" not in log
 
 
 def test_down_stops_every_process(cluster: Cluster) -> None:

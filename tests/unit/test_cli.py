@@ -113,3 +113,19 @@ def test_the_engine_settings_come_from_the_package_when_installed_plain(
     (tmp_path / "crm" / "dbt_packages").mkdir()
     (tmp_path / "crm" / "dbt_packages" / "gdpr_lakehouse").symlink_to(ROOT)
     assert project.engine_root() == ROOT
+
+
+def test_the_thrift_servers_this_project_starts_answer_synchronously() -> None:
+    """dbt-spark asks a Thrift server whether a statement is done and, when not, sleeps
+    its poll interval (5 s by default) before asking again: every statement still
+    running at the first poll cost 5-10 s. The warm engine and the loopback cluster
+    run each statement inside the call; other servers are polled every second."""
+    import yaml
+
+    from python_jobs import cluster, engine
+
+    assert engine.engine_settings(10999)["spark.sql.hive.thriftServer.async"] == "false"
+    ports = cluster.Ports(master=7001, thrift=10001, derby=1528)
+    assert cluster._thrift_settings(ports)["spark.sql.hive.thriftServer.async"] == "false"
+    outputs = yaml.safe_load((ROOT / "profiles.yml").read_text())["gdpr_lakehouse"]["outputs"]
+    assert outputs["warm"]["poll_interval"] == outputs["thrift"]["poll_interval"] == 1
