@@ -298,6 +298,42 @@ def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) ->
     assert set(tags[0]["request_ids"]) <= request_ids
 
 
+def test_the_sweep_counts_a_relation_only_if_written_since_its_erasure(
+    erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """gdpr_erase's sweep skips a relation whose newest commit is the batch's erasure,
+    made from the version just before it; one more commit of any kind and it counts."""
+
+    def untouched(relation: DeltaRelation, versions: list[int]) -> bool:
+        step = f"{{'relation': api.Relation.create(schema='{relation.schema}', identifier='{relation.identifier}')}}"
+        rendered = dbt.compile_inline(
+            f"{{{{ gdpr_lakehouse._untouched_since_erasure({{'step': {step}, 'versions': {versions}}}) }}}}"
+        )
+        assert rendered in ("True", "False"), rendered
+        return rendered == "True"
+
+    candidates = []
+    for relation in lakehouse["plan"]:
+        if relation.privacy.get("on_erasure") == "shred":
+            continue
+        newest = spark.sql(f"describe history {relation.qualified_name} limit 1").first()
+        tag = json.loads(newest["userMetadata"] or "{}")
+        if tag.get("purpose") == "erase" and newest["readVersion"] == newest["version"] - 1:
+            candidates.append((relation, newest["version"]))
+    assert candidates, "no relation's newest commit is the erasure"
+    relation, version = candidates[0]
+    assert untouched(relation, [version])
+    assert not untouched(relation, [version - 1])  # a commit not of this batch
+    name, tag = relation.qualified_name, {"actor": "pytest", "tool": "pytest", "purpose": "probe"}
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", json.dumps(tag))
+    try:  # a commit that changes no row still counts as a write since the erasure
+        spark.sql(f"alter table {name} set tblproperties ('gdpr_lakehouse.sweep_probe' = 'x')")
+        spark.sql(f"alter table {name} unset tblproperties ('gdpr_lakehouse.sweep_probe')")
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    assert not untouched(relation, [version])
+
+
 def test_no_resurrection_after_reingest_full_refresh_and_snapshot(
     erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:

@@ -155,12 +155,18 @@
 
 {#- Step 6, the sweep: count the batch's rows still in each erased relation, in one query, and
     erase again where a concurrent write brought some back (up to 3 rounds; the
-    evidence then counts every erasure commit of the batch). Returns the outcomes. -#}
+    evidence then counts every erasure commit of the batch). A relation whose newest
+    commit is still this batch's erasure, made from the version just before it, cannot
+    hold a row of the batch (that commit removed every one its snapshot held, and
+    nothing committed since): it is not counted, which spares a scan of the whole
+    relation. Any other commit since, or one between the erasure's read and its
+    commit (Delta lets a blind append through), and it is counted. Returns the outcomes. -#}
 {% macro _sweep(outcomes, ctx) -%}
     {%- set ns = namespace(swept=outcomes, done=false) -%}
     {%- for round in range(3) if not ns.done -%}
         {%- set checks = [] -%}
-        {%- for outcome in ns.swept if outcome.step.action != 'shred' and outcome.status == 'erased' -%}
+        {%- for outcome in ns.swept if outcome.step.action != 'shred' and outcome.status == 'erased'
+              and not gdpr_lakehouse._untouched_since_erasure(outcome) -%}
             {%- do checks.append("select " ~ ns.swept.index(outcome) ~ " as position, count(*) as left_rows from "
                 ~ outcome.step.relation ~ " as target where target." ~ adapter.quote(outcome.step.key)
                 ~ " in (select erase_key from (" ~ gdpr_lakehouse._batch_source(outcome.step, gdpr_lakehouse._batch_base(ctx))
@@ -186,6 +192,20 @@
         {%- set ns.done = not back -%}
     {%- endfor -%}
     {{ return(ns.swept) }}
+{%- endmacro %}
+
+{#- True when the relation's newest commit is one of the outcome's erasure commits and
+    was made from the version just before it (its readVersion): nothing else committed
+    since that erasure read the relation. Any doubt (no commit of ours, no readVersion)
+    is false: the relation is counted. -#}
+{% macro _untouched_since_erasure(outcome) -%}
+    {%- if not (execute and outcome.versions) -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set newest = run_query('describe history ' ~ outcome.step.relation ~ ' limit 1').rows[0] -%}
+    {%- set version = newest['version'] | int -%}
+    {%- set read = newest['readVersion'] -%}
+    {{ return(version in outcome.versions and read is not none and (read | int) == version - 1) }}
 {%- endmacro %}
 
 {#- Crash injection for the reliability suite: with var erasure_crash_after set to a
