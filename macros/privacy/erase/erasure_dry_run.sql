@@ -31,21 +31,37 @@ where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }} an
         {%- endif -%}
     {%- endset -%}
     {%- set subjects = gdpr_lakehouse.scalar_query('select count(distinct subject_id) from (' ~ base ~ ') as batch', 0) -%}
-    {%- set lines = [] -%}
-    {%- set ns = namespace(total=0) -%}
+    {#- every built relation's count in ONE query (one Spark job, not one per relation) -#}
+    {%- set counts = [] -%}
+    {%- set built = [] -%}
     {%- for step in plan -%}
-        {%- if adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is none -%}
-            {%- do lines.append([step.relation_name, step.action, 'not built']) -%}
-        {%- else -%}
+        {%- if adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is not none -%}
+            {%- do built.append(loop.index0) -%}
             {%- set query -%}
-select count(*) from {{ step.relation }} as target
+select {{ loop.index0 }} as position, count(*) as erasable_rows from {{ step.relation }} as target
 where target.{{ adapter.quote(step.key) }} in (
     select erase_key from ({{ gdpr_lakehouse._batch_source(step, base) }}) as batch
 )
             {%- endset -%}
-            {%- set rows = gdpr_lakehouse.scalar_query(query, 0) | int -%}
-            {%- set ns.total = ns.total + rows -%}
-            {%- do lines.append([step.relation_name, step.action, rows]) -%}
+            {%- do counts.append(query) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set by_position = {} -%}
+    {%- for row in (run_query(counts | join('\nunion all\n')) if counts else []) -%}
+        {%- do by_position.update({row[0] | int: row[1] | int}) -%}
+    {%- endfor -%}
+    {%- if by_position | length != built | length -%}
+        {%- do exceptions.raise_compiler_error('gdpr_erase dry run: ' ~ built | length ~ ' relation(s) counted but '
+            ~ by_position | length ~ ' count(s) came back; nothing was changed') -%}
+    {%- endif -%}
+    {%- set lines = [] -%}
+    {%- set ns = namespace(total=0) -%}
+    {%- for step in plan -%}
+        {%- if loop.index0 not in by_position -%}
+            {%- do lines.append([step.relation_name, step.action, 'not built']) -%}
+        {%- else -%}
+            {%- set ns.total = ns.total + by_position[loop.index0] -%}
+            {%- do lines.append([step.relation_name, step.action, by_position[loop.index0]]) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- do gdpr_lakehouse.print_table('Dry run: erasing ' ~ subjects ~ ' subject(s) would remove or anonymize ' ~ ns.total

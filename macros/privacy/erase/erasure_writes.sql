@@ -64,7 +64,9 @@ when matched then delete
 {%- endmacro %}
 
 {#- Erase the batch from one relation. Returns what happened, for the evidence:
-    {step, status, attempts, versions (the erasure commits of the batch), version_before, version_after}. -#}
+    {step, status, applies (false: no subject of the relation's type in the batch, so
+    no key to erase and nothing written), attempts, versions (the erasure commits of
+    the batch), version_before, version_after}. -#}
 {% macro _erase_relation(step, ctx) -%}
     {%- set outcome = {'step': step, 'status': 'erased', 'attempts': 0, 'versions': [], 'version_before': none, 'version_after': none} -%}
     {%- if adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is none -%}
@@ -74,6 +76,7 @@ when matched then delete
     {#- no subject of the relation's type in the batch: nothing to write -#}
     {%- set applies = step.action == 'shred' or not step.subject_type or step.subject_type in ctx.types
         or (none in ctx.types and step.key_kind == 'id') -%}
+    {%- do outcome.update({'applies': applies}) -%}
     {%- if applies -%}
         {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx))) -%}
         {%- do outcome.update({'attempts': result.attempts}) -%}

@@ -160,13 +160,15 @@
     hold a row of the batch (that commit removed every one its snapshot held, and
     nothing committed since): it is not counted, which spares a scan of the whole
     relation. Any other commit since, or one between the erasure's read and its
-    commit (Delta lets a blind append through), and it is counted. Returns the outcomes. -#}
+    commit (Delta lets a blind append through), and it is counted. A relation of
+    another subject type than every subject of the batch is not counted either: its
+    key set is empty (_batch_source), as it was for the write. Returns the outcomes. -#}
 {% macro _sweep(outcomes, ctx) -%}
     {%- set ns = namespace(swept=outcomes, done=false) -%}
     {%- for round in range(3) if not ns.done -%}
         {%- set checks = [] -%}
         {%- for outcome in ns.swept if outcome.step.action != 'shred' and outcome.status == 'erased'
-              and not gdpr_lakehouse._untouched_since_erasure(outcome) -%}
+              and outcome.get('applies', true) and not gdpr_lakehouse._untouched_since_erasure(outcome) -%}
             {%- do checks.append("select " ~ ns.swept.index(outcome) ~ " as position, count(*) as left_rows from "
                 ~ outcome.step.relation ~ " as target where target." ~ adapter.quote(outcome.step.key)
                 ~ " in (select erase_key from (" ~ gdpr_lakehouse._batch_source(outcome.step, gdpr_lakehouse._batch_base(ctx))
