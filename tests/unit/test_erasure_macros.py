@@ -123,3 +123,55 @@ def test_free_text_rejects_control_characters_and_backslashes(dbt: DbtProject, t
     )
     assert not success
     assert "reason" in errors and "is not allowed" in errors
+
+
+def test_the_sweep_counts_only_relations_a_subject_of_the_batch_is_typed_for() -> None:
+    """gdpr_erase's sweep (no JVM): a relation keyed by another subject type than every
+    subject of the batch had no key to erase and nothing written; its count would scan
+    the whole relation for an empty key set, so it is not issued. A relation that was
+    written, and whose newest commit cannot be shown to be the erasure, is counted."""
+    from types import SimpleNamespace
+
+    from python_jobs import macros as engine_macros
+
+    statements: list[str] = []
+
+    def run_query(sql: str) -> list:
+        statements.append(sql)
+        return []  # nothing came back: the sweep's one round ends
+
+    adapter = SimpleNamespace(quote=lambda name: f"`{name}`")
+    macros = engine_macros.Macros({"run_query": run_query, "adapter": adapter})
+    adapter.dispatch = macros._dispatch
+
+    def step(schema: str, identifier: str, key: str, subject_type: str) -> dict:
+        return {
+            "relation": f"{schema}.{identifier}",
+            "relation_name": f"{schema}.{identifier}",
+            "key": key,
+            "key_kind": "id",
+            "subject_type": subject_type,
+            "action": "delete",
+        }
+
+    written = {
+        "step": step("bronze", "patients", "patient_id", "patient"),
+        "status": "erased",
+        "applies": True,
+        "attempts": 1,
+        "versions": [],
+    }
+    other_type = {
+        "step": step("bronze", "clicks", "user_id", "user"),
+        "status": "erased",
+        "applies": False,
+        "attempts": 0,
+        "versions": [],
+    }
+    ctx = {"requests": "privacy.erasure_requests"}
+    swept = macros._sweep([written, other_type], ctx)
+    assert swept == [written, other_type]
+    counts = [sql for sql in statements if "left_rows" in sql]
+    assert len(counts) == 1
+    assert "from bronze.patients as target" in counts[0]
+    assert "bronze.clicks" not in counts[0]
