@@ -175,3 +175,98 @@ def test_the_sweep_counts_only_relations_a_subject_of_the_batch_is_typed_for() -
     assert len(counts) == 1
     assert "from bronze.patients as target" in counts[0]
     assert "bronze.clicks" not in counts[0]
+
+
+class _Result:
+    """A run_query result: rows by position, and columns[0].values()."""
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self.rows = rows
+        first = [row[0] for row in rows]
+        self.columns = [type("Column", (), {"values": lambda self: first})()]
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+def _dry_run_warehouse(counts: dict[int, int], missing: set[str]):
+    """A fake warehouse for gdpr_erase's dry run: the relations named in `missing` are
+    not built; the one count query answers (position, rows) for each position in
+    `counts`. Returns (macros, statements, printed)."""
+    from types import SimpleNamespace
+
+    from python_jobs import macros as engine_macros
+
+    statements: list[str] = []
+    printed: list[str] = []
+
+    def run_query(sql: str) -> _Result:
+        statements.append(sql)
+        if "count(distinct subject_id)" in sql:
+            return _Result([(2,)])
+        return _Result(sorted(counts.items()))
+
+    def get_relation(database=None, schema=None, identifier=None):
+        return None if f"{schema}.{identifier}" in missing else object()
+
+    adapter = SimpleNamespace(quote=lambda name: f"`{name}`", get_relation=get_relation)
+    context = {"run_query": run_query, "adapter": adapter, "execute": True, "print": printed.append}
+    macros = engine_macros.Macros(context)
+    adapter.dispatch = macros._dispatch
+    return macros, statements, printed
+
+
+def _dry_run_plan() -> list[dict]:
+    from python_jobs.macros import _Relation
+
+    def step(schema: str, identifier: str, key: str, subject_type: str, action: str) -> dict:
+        return {
+            "relation": _Relation(schema, identifier),
+            "relation_name": f"{schema}.{identifier}",
+            "key": key,
+            "key_kind": "pseudonym" if schema == "silver" else "id",
+            "subject_type": subject_type,
+            "action": action,
+        }
+
+    return [
+        step("bronze", "patients", "patient_id", "patient", "delete"),
+        step("bronze", "orders", "user_id", "user", "anonymize"),
+        step("silver", "patients", "patient_pseudonym", "patient", "delete"),
+        step("privacy", "subject_keys", "subject_id", None, "shred"),
+    ]
+
+
+def test_the_dry_run_counts_every_built_relation_in_one_query() -> None:
+    """gdpr_erase --args '{dry_run: true}' on a fake warehouse (no JVM): one count
+    query for every built relation of the plan, each relation's figure from its own
+    position, a relation not built said so, and the total printed."""
+    plan = _dry_run_plan()
+    macros, statements, printed = _dry_run_warehouse({0: 1, 1: 2, 3: 2}, {"silver.patients"})
+    ctx = {"holds": "privacy.legal_holds", "vault": "privacy.subject_keys"}
+    lines = macros._erasure_dry_run(plan, ctx, ["P0000001", "U0000002"])
+    assert lines == [
+        ["bronze.patients", "delete", 1],
+        ["bronze.orders", "anonymize", 2],
+        ["silver.patients", "delete", "not built"],
+        ["privacy.subject_keys", "shred", 2],
+    ]
+    counts = [sql for sql in statements if "erasable_rows" in sql]
+    assert len(counts) == 1 and counts[0].count("union all") == 2
+    assert "silver.patients" not in counts[0]
+    assert not any(sql.lstrip().startswith(("merge", "delete", "update")) for sql in statements)
+    assert any("would remove or anonymize 5 row(s)" in line for line in printed)
+
+
+def test_the_dry_run_stops_when_a_relation_s_count_does_not_come_back() -> None:
+    """Fail closed: a count missing from the answer is an error, never a 0."""
+    from python_jobs.macros import Macros
+
+    plan = _dry_run_plan()
+    macros, _, printed = _dry_run_warehouse({0: 1, 3: 2}, {"silver.patients"})
+    ctx = {"holds": "privacy.legal_holds", "vault": "privacy.subject_keys"}
+    with pytest.raises(
+        Macros.CompilerError, match=r"3 relation\(s\) counted but 2 count\(s\) came back"
+    ):
+        macros._erasure_dry_run(plan, ctx, ["P0000001"])
+    assert not any("would remove" in line for line in printed)
