@@ -258,15 +258,20 @@ def test_the_dry_run_counts_every_built_relation_in_one_query() -> None:
     assert any("would remove or anonymize 5 row(s)" in line for line in printed)
 
 
-def test_the_dry_run_stops_when_a_relation_s_count_does_not_come_back() -> None:
-    """Fail closed: a count missing from the answer is an error, never a 0."""
+@pytest.mark.parametrize(
+    "answer",
+    [{0: 1, 3: 2}, {0: 1, 3: 2, 9: 5}],  # one count missing; one missing, one not asked for
+)
+def test_the_dry_run_stops_when_a_relation_s_count_does_not_come_back(answer: dict) -> None:
+    """Fail closed: a count missing from the answer is an error, never a 0, even when
+    the answer has as many rows as relations were counted."""
     from python_jobs.macros import Macros
 
     plan = _dry_run_plan()
-    macros, _, printed = _dry_run_warehouse({0: 1, 3: 2}, {"silver.patients"})
+    macros, _, printed = _dry_run_warehouse(answer, {"silver.patients"})
     ctx = {"holds": "privacy.legal_holds", "vault": "privacy.subject_keys"}
     with pytest.raises(
-        Macros.CompilerError, match=r"3 relation\(s\) counted but 2 count\(s\) came back"
+        Macros.CompilerError, match=r"3 relation\(s\) counted but the answer held positions"
     ):
         macros._erasure_dry_run(plan, ctx, ["P0000001"])
     assert not any("would remove" in line for line in printed)

@@ -50,9 +50,9 @@ where target.{{ adapter.quote(step.key) }} in (
     {%- for row in (run_query(counts | join('\nunion all\n')) if counts else []) -%}
         {%- do by_position.update({row[0] | int: row[1] | int}) -%}
     {%- endfor -%}
-    {%- if by_position | length != built | length -%}
-        {%- do exceptions.raise_compiler_error('gdpr_erase dry run: ' ~ built | length ~ ' relation(s) counted but '
-            ~ by_position | length ~ ' count(s) came back; nothing was changed') -%}
+    {%- if by_position.keys() | sort | list != built -%}
+        {%- do exceptions.raise_compiler_error('gdpr_erase dry run: ' ~ built | length ~ ' relation(s) counted but the answer held positions '
+            ~ (by_position.keys() | sort | list) ~ ', not ' ~ built ~ '; nothing was changed') -%}
     {%- endif -%}
     {%- set lines = [] -%}
     {%- set ns = namespace(total=0) -%}
