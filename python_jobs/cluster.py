@@ -39,7 +39,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_jobs.jars import cluster_artifacts, delta_artifacts, derby_client_classpath
+from python_jobs.jars import (
+    cluster_artifacts,
+    delta_artifacts,
+    derby_client_classpath,
+    thrift_server_classpath,
+)
 from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
@@ -200,7 +205,7 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
             "there or choose others (SPARK_MASTER_PORT, SPARK_THRIFT_PORT, LAKEHOUSE_DERBY_PORT)"
         )
     cores, memory = _worker_resources()
-    derby_client_classpath()  # the jars `make setup` fetches: a clear error before anything starts
+    thrift_driver_classpath()  # the jars `make setup` fetches: a clear error before anything starts
     home = _spark_home()
     root = cluster_dir()
     (root / "derby").mkdir(parents=True, exist_ok=True)
@@ -238,7 +243,6 @@ def _start_all(
 ) -> None:
     home = _spark_home()
     root = cluster_dir()
-    classpath = derby_client_classpath()
     delta = delta_artifacts()
 
     net = next(a for a in cluster_artifacts() if a.name == "derbynet")
@@ -321,13 +325,11 @@ def _start_all(
         "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
         "--name",
         "gdpr_lakehouse_thrift",
-        # Delta's jars by path, on the driver's own class path too: the Thrift server
-        # runs statements in threads whose class loader does not see --packages
-        # (ClassNotFoundException: org.apache.spark.sql.delta.DeltaTableUtils$).
+        # Delta's jars by path, for the executors; the driver's class path has them too
         "--jars",
         ",".join(str(a.jar) for a in delta),
         "--driver-class-path",
-        os.pathsep.join([*(str(a.jar) for a in delta), classpath]),
+        thrift_driver_classpath(),
     ]
     for key, value in sorted(settings.items()):
         if key not in NOT_FORWARDED:
@@ -347,6 +349,20 @@ def _start_all(
     print(
         f"cluster up: master {master}, thrift {HOST}:{ports.thrift}, metastore "
         f"{metastore_url(ports.derby)}; logs in {root}"
+    )
+
+
+def thrift_driver_classpath() -> str:
+    """The Thrift server's driver class path beyond Spark's jars: Delta's jars by path
+    (its statement threads do not see --packages: ClassNotFoundException
+    org.apache.spark.sql.delta.DeltaTableUtils$), Hive's hive-llap-common (CloseSession
+    can need it) and Derby's network client (the metastore)."""
+    return os.pathsep.join(
+        [
+            *(str(a.jar) for a in delta_artifacts()),
+            *thrift_server_classpath(),
+            derby_client_classpath(),
+        ]
     )
 
 

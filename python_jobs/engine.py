@@ -247,10 +247,14 @@ def _serve_connection(spark, connection: socket.socket, jobs: threading.Lock) ->
 
 def engine_settings(port: int) -> dict[str, str]:
     """The local target's settings, Delta's jars by path (the Thrift server's statement
-    threads do not see jars Ivy adds), and the Thrift server's address."""
+    threads do not see jars Ivy adds), the Thrift server's own Hive jar, and its address."""
+    from python_jobs.jars import thrift_server_classpath
     from python_jobs.spark import THRIFT_SERVER_SETTINGS, jars_by_path, spark_settings
 
     settings = jars_by_path(spark_settings()) | THRIFT_SERVER_SETTINGS
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(
+        filter(None, [settings.get("spark.driver.extraClassPath"), *thrift_server_classpath()])
+    )
     settings["spark.app.name"] = "gdpr_lakehouse_engine"
     settings["spark.hadoop.hive.server2.thrift.bind.host"] = HOST
     settings["spark.hadoop.hive.server2.thrift.port"] = str(port)

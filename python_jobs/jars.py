@@ -7,7 +7,9 @@ and must match the installed delta-spark Python package.
 
 The Spark cluster of ``python -m python_jobs.cluster`` also needs Derby's network
 server and client (the metastore the Thrift server and the jobs share), at the
-version of the Derby that ships in pyspark's jars.
+version of the Derby that ships in pyspark's jars. Spark's Thrift servers (the warm
+engine's and the cluster's) need Hive's hive-llap-common, which Spark 4 stopped shipping,
+at the version of pyspark's Hive.
 
     python -m python_jobs.jars            # fetch what is missing (no-op when present)
     python -m python_jobs.jars --check    # exit 1 if anything is missing, fetch nothing
@@ -190,6 +192,34 @@ def derby_client_classpath() -> str:
     return os.pathsep.join(str(p) for p in [client.jar, *shared])
 
 
+def thrift_server_artifacts() -> list[Artifact]:
+    """Hive's hive-llap-common, at the version of pyspark's Hive jars. Spark 4 no longer
+    ships it (apache/spark#49736), yet closing a Thrift session can initialize Hive's
+    FunctionRegistry (SessionState.close -> Hive.get), whose static initializer needs
+    its LlapSigner: without the jar CloseSession fails with NoClassDefFoundError."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    found = sorted(jars.glob("hive-exec-*-core.jar"))
+    if not found:
+        raise ProjectError(f"no hive-exec-<version>-core.jar in {jars}: is pyspark installed?")
+    hive = found[0].name.removeprefix("hive-exec-").removesuffix("-core.jar")
+    return [Artifact("org.apache.hive", "hive-llap-common", hive)]
+
+
+def thrift_server_classpath() -> list[str]:
+    """The jars a Spark Thrift server's driver needs beyond Spark's own and Delta's."""
+    artifacts = thrift_server_artifacts()
+    absent = missing(artifacts)
+    if absent:
+        raise ProjectError(
+            "Hive's jars for the Thrift server are not in the local Maven repository ("
+            + ", ".join(a.coordinate for a in absent)
+            + "); run `make setup` once with network access"
+        )
+    return [str(a.jar) for a in artifacts]
+
+
 def missing(artifacts: list[Artifact]) -> list[Artifact]:
     return [artifact for artifact in artifacts if not artifact.jar.is_file()]
 
@@ -205,8 +235,9 @@ def require_delta_jars() -> None:
         )
 
 
-def fetch(artifacts: list[Artifact]) -> None:
-    """Download with Maven (and the artifacts' dependencies) into ~/.m2/repository."""
+def fetch(artifacts: list[Artifact], *, transitive: bool = True) -> None:
+    """Download with Maven (and, when transitive, the artifacts' dependencies) into
+    ~/.m2/repository."""
     mvn = shutil.which("mvn")
     if mvn is None:
         raise ProjectError(
@@ -223,6 +254,7 @@ def fetch(artifacts: list[Artifact]) -> None:
                 f"-Dmaven.repo.local={M2_REPOSITORY}",
                 "dependency:get",
                 f"-Dartifact={artifact.coordinate}",
+                f"-Dtransitive={str(transitive).lower()}",
             ],
             check=True,
         )
@@ -239,20 +271,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_excludes()
         delta = delta_artifacts()
+        # the Thrift server's Hive jar alone: its dependencies are Spark's own jars
+        alone = thrift_server_artifacts()
         artifacts = [*delta, *cluster_artifacts()]
-        absent = missing(artifacts)
+        absent = missing(artifacts) + missing(alone)
         if not absent:
             print("Delta jars present: " + ", ".join(a.coordinate for a in delta))
             return 0
         if args.check:
             print("missing: " + ", ".join(a.coordinate for a in absent), file=sys.stderr)
             return 1
-        fetch(absent)
+        if missing(alone):
+            fetch(missing(alone), transitive=False)
+        if missing(artifacts):
+            fetch(missing(artifacts))
         # the POMs are here now: the whole closure, fetching any dependency still missing
         delta = delta_artifacts()
         artifacts = [*delta, *cluster_artifacts()]
         if missing(artifacts):
             fetch(missing(artifacts))
+        artifacts += alone
         still = missing(artifacts)
         if still:
             raise ProjectError(

@@ -100,3 +100,46 @@ def test_the_warm_target_reaches_the_engines_port(monkeypatch: pytest.MonkeyPatc
         10123,
         1,
     )
+
+
+_PROBE = """
+public class Probe {
+    public static void main(String[] args) throws Exception {
+        Class.forName("org.apache.hadoop.hive.ql.exec.FunctionRegistry");
+        System.out.println("loaded");
+    }
+}
+"""
+
+
+def _thrift_driver_classpath(server: str) -> str:
+    if server == "engine":
+        return engine.engine_settings(10999)["spark.driver.extraClassPath"]
+    from python_jobs import cluster
+
+    return cluster.thrift_driver_classpath()
+
+
+@pytest.mark.parametrize("server", ["engine", "cluster"])
+def test_the_thrift_servers_class_path_initializes_hives_function_registry(
+    server: str, tmp_path: Path
+) -> None:
+    """Closing a Thrift session can initialize Hive's FunctionRegistry (SessionState.close
+    -> Hive.get -> registerAllFunctionsOnce), whose static initializer needs hive-llap-common,
+    a jar Spark 4 no longer ships (apache/spark#49736). Without it CloseSession fails with
+    NoClassDefFoundError LlapSigner$Signable and the dbt command that closed the session
+    exits 2 (seen once in CI on the loopback cluster). Both servers' driver class path,
+    beside Spark's own jars, loads the class: a real JVM, the same class path."""
+    import pyspark
+
+    probe = tmp_path / "Probe.java"
+    probe.write_text(_PROBE)
+    spark_jars = Path(pyspark.__file__).parent / "jars" / "*"
+    classpath = os.pathsep.join([_thrift_driver_classpath(server), str(spark_jars)])
+    run = subprocess.run(
+        ["java", "--add-opens=java.base/java.net=ALL-UNNAMED", "-cp", classpath, str(probe)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "loaded", run.stderr[-2000:]
