@@ -10,10 +10,13 @@ and the erasure requests, and writes, under the output folder:
     changes_per_day.png, request_age.png the charts on it
     changes.csv    period, actor, tool, purpose, operation: commits and rows changed
     erasures.csv   period: requests received, erased, purged; erasure commits and rows
-    requests.csv   every request: status, received, deadline, days left (no subject id)
+    requests.csv   every request: status, received, deadline, days left, purge deadline
+                   (no subject id)
 
-Exit status 1, with an ALERT line, when any open request is past its deadline (for cron
-and CI); 0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
+Exit status 1, with an ALERT line, when any open request is past its deadline, or any
+erased request is past its purge deadline (erased_at + var purge_deadline_days, default
+8: its old files must be gone by then; run ``python -m python_jobs.purge``), for cron
+and CI; 0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
 Runs by path on the in-memory catalog, so it may run while dbt runs.
 """
 
@@ -32,6 +35,7 @@ from typing import Any
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, prog, run_job, state_dir
 from python_jobs.relations import delta_relations, table_location
 from python_jobs.request_states import request_states, status_in
@@ -118,7 +122,12 @@ select
         then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
     end as days_left,
     erased_at,
-    purged_at
+    purged_at,
+    case when status = 'erased' or purged_at is not null then {purge_deadline} end as purge_deadline,
+    -- an erased request without erased_at has no known deadline: null, alerted (fail closed)
+    case when status = 'erased'
+        then round((unix_timestamp({purge_deadline}) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+    end as purge_days_left
 from requests
 order by received_at, request_id
 """
@@ -150,6 +159,16 @@ class Report:
             r
             for r in self.requests
             if r["status"] in request_states()["open"] and r["days_left"] < 0
+        ]
+
+    @property
+    def unpurged(self) -> list[dict[str, Any]]:
+        """Erased requests past their purge deadline (or with none known)."""
+        return [
+            r
+            for r in self.requests
+            if r["status"] == "erased"
+            and (r["purge_days_left"] is None or r["purge_days_left"] < 0)
         ]
 
     @property
@@ -196,7 +215,14 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
             spark,
             ERASURES_SQL.format(unit=unit, pattern=pattern, subject_relations=subject_relations),
         ),
-        requests=_rows(spark, REQUESTS_SQL.format(now=text, unfinished=status_in("unfinished"))),
+        requests=_rows(
+            spark,
+            REQUESTS_SQL.format(
+                now=text,
+                unfinished=status_in("unfinished"),
+                purge_deadline=engine_macros().purge_deadline_of("erased_at"),
+            ),
+        ),
         summary=_rows(spark, SUMMARY_SQL)[0],
     )
 
@@ -334,14 +360,15 @@ CHANGE_COLUMNS = ["period", "actor", "tool", "purpose", "operation", "commits",
 ERASURE_COLUMNS = ["period", "requests_received", "requests_erased", "requests_purged",
                    "erasure_commits", "rows_erased"]  # fmt: skip
 REQUEST_COLUMNS = ["request_id", "subject_type", "status", "received_at", "deadline",
-                   "age_days", "days_left", "erased_at", "purged_at"]  # fmt: skip
+                   "age_days", "days_left", "erased_at", "purged_at", "purge_deadline",
+                   "purge_days_left"]  # fmt: skip
 OPEN_COLUMNS = ["request_id", "subject_type", "status", "received_at", "deadline", "days_left"]
 
 
 def sections(report: Report) -> list[tuple[str, Any]]:
     """The page, once, for both renderings: (kind, content) in reading order."""
     s = report.summary
-    overdue, opened = report.overdue, report.open
+    overdue, opened, unpurged = report.overdue, report.open, report.unpurged
     parts: list[tuple[str, Any]] = [
         ("title", "GDPR report"),
         (
@@ -351,8 +378,7 @@ def sections(report: Report) -> list[tuple[str, Any]]:
             f"{_text(s['first_commit'])} to {_text(s['last_commit'])} UTC.",
         ),
     ]
-    if overdue:
-        parts.append(("alert", alert_line(report)))
+    parts += [("alert", line) for line in alert_lines(report)]
     parts += [
         ("heading", "At a glance"),
         (
@@ -369,6 +395,7 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                     "erased, files not yet purged",
                     str(len([r for r in report.requests if r["status"] == "erased"])),
                 ],
+                ["erased, past their purge deadline", str(len(unpurged))],
                 ["purged", str(len([r for r in report.requests if r["status"] == "purged"]))],
                 [
                     "commits without a tag (made outside the project's tools)",
@@ -399,13 +426,33 @@ def sections(report: Report) -> list[tuple[str, Any]]:
     return parts
 
 
-def alert_line(report: Report) -> str:
-    overdue = report.overdue
-    worst = min(overdue, key=lambda r: r["days_left"])
-    return (
-        f"ALERT: {len(overdue)} erasure request(s) past their deadline; the oldest, "
-        f"{worst['request_id']}, by {-worst['days_left']:g} day(s). Run `dbt run-operation gdpr_erase`."
-    )
+def alert_lines(report: Report) -> list[str]:
+    """One ALERT line per kind of missed deadline; none when every clock is kept."""
+    lines = []
+    if report.overdue:
+        worst = min(report.overdue, key=lambda r: r["days_left"])
+        lines.append(
+            f"ALERT: {len(report.overdue)} erasure request(s) past their deadline; the oldest, "
+            f"{worst['request_id']}, by {-worst['days_left']:g} day(s). "
+            "Run `dbt run-operation gdpr_erase`."
+        )
+    if report.unpurged:
+        worst = min(report.unpurged, key=lambda r: _days(r["purge_days_left"]))
+        late = (
+            "with no erasure time"
+            if worst["purge_days_left"] is None
+            else (f"by {-worst['purge_days_left']:g} day(s)")
+        )
+        lines.append(
+            f"ALERT: {len(report.unpurged)} erased request(s) past their purge deadline "
+            f"(old files may still hold the subject); the oldest, {worst['request_id']}, {late}. "
+            "Run `python -m python_jobs.purge`."
+        )
+    return lines
+
+
+def _days(value: float | None) -> float:
+    return float("-inf") if value is None else value
 
 
 def render_markdown(parts: list[tuple[str, Any]]) -> str:
@@ -531,20 +578,27 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     s = report.summary
     print(
         f"GDPR report: {s['commits'] or 0} audited commits, {len(report.requests)} request(s), "
-        f"{len(report.open)} open, {len(report.overdue)} past deadline."
+        f"{len(report.open)} open, {len(report.overdue)} past deadline, "
+        f"{len(report.unpurged)} past purge deadline."
     )
     for path in written:
         print(f"  {path}")
-    if report.overdue:
-        print(alert_line(report), file=sys.stderr)
-        for request in report.overdue:
-            print(
-                f"  {request['request_id']} ({request['subject_type']}, {request['status']}): "
-                f"deadline {_text(request['deadline'])} UTC, {-request['days_left']:g} day(s) ago",
-                file=sys.stderr,
-            )
-        return 1
-    return 0
+    for line in alert_lines(report):
+        print(line, file=sys.stderr)
+    for request in report.overdue:
+        print(
+            f"  {request['request_id']} ({request['subject_type']}, {request['status']}): "
+            f"deadline {_text(request['deadline'])} UTC, {-request['days_left']:g} day(s) ago",
+            file=sys.stderr,
+        )
+    for request in report.unpurged:
+        print(
+            f"  {request['request_id']} ({request['subject_type']}, erased "
+            f"{_text(request['erased_at'])} UTC): purge deadline "
+            f"{_text(request['purge_deadline'])} UTC",
+            file=sys.stderr,
+        )
+    return 1 if report.overdue or report.unpurged else 0
 
 
 if __name__ == "__main__":

@@ -444,6 +444,31 @@ def test_report_lists_changes_and_alerts_on_overdue_requests(
     assert any(",erase,MERGE," in line for line in changes)
     requests = (out / "requests.csv").read_text()
     assert sequence["request_id"] in requests
+    # an erased request whose old files were not purged: alerted once its purge
+    # deadline (erased_at + var purge_deadline_days, 8) has passed, not before
+    purged = spark.sql(
+        "select status, purged_at from privacy.erasure_requests "
+        f"where request_id = '{sequence['request_id']}'"
+    ).first()
+    assert purged["status"] == "purged"
+    spark.sql(
+        "update privacy.erasure_requests set status = 'erased', purged_at = null "
+        f"where request_id = '{sequence['request_id']}'"
+    )
+    try:
+        week = (datetime.now(UTC) + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M")
+        assert report.main(["--output-dir", str(out), "--as-of", week], spark) == 0
+        capsys.readouterr()
+        assert report.main(["--output-dir", str(out), "--as-of", later], spark) == 1
+        err = capsys.readouterr().err
+        assert "past their purge deadline" in err and sequence["request_id"] in err
+        assert "python -m python_jobs.purge" in err
+    finally:
+        spark.sql(
+            "update privacy.erasure_requests set status = 'purged', "
+            f"purged_at = timestamp'{purged['purged_at']}' "
+            f"where request_id = '{sequence['request_id']}'"
+        )
     # no subject id in the report files
     for path in out.glob("*.csv"):
         text = path.read_text()

@@ -256,6 +256,7 @@ def test_compliance_tests_pass(built: dict, dbt: DbtProject) -> None:
         "retention_within_policy": "pass",
         "pii_not_in_statistics": "pass",
         "no_overdue_erasure_request": "pass",
+        "no_overdue_purge": "pass",
         "masked_views_hide_pii": "pass",
     }
 

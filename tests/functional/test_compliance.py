@@ -136,6 +136,39 @@ def test_an_open_request_past_its_deadline_is_caught_and_a_held_one_is_not(
     assert [(row[0], row[1], row[4]) for row in found] == [("req-overdue", "pending", 2)]
 
 
+def test_an_erased_request_past_its_purge_deadline_is_caught(
+    scratch: None, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """erased_at + var purge_deadline_days (8): an erased request whose old files should
+    be gone by now is reported; a purged one, or one inside its deadline, is not; an
+    erased request with no erasure time is reported (fail closed)."""
+    spark.sql(
+        "create or replace table scratch.requests using delta as "
+        "select * from privacy.erasure_requests where false"
+    )
+    columns = [f.name for f in spark.table("scratch.requests").schema]
+    rows = {
+        "req-unpurged": ("erased", "current_timestamp() - interval 10 days"),
+        "req-no-time": ("erased", "null"),
+        "req-inside": ("erased", "current_timestamp() - interval 7 days"),
+        "req-purged": ("purged", "current_timestamp() - interval 30 days"),
+        "req-pending": ("pending", "null"),
+    }
+    for request_id, (status, erased_at) in rows.items():
+        values = {
+            "request_id": f"'{request_id}'",
+            "status": f"'{status}'",
+            "received_at": "current_timestamp() - interval 32 days",
+            "erased_at": erased_at,
+        }
+        spark.sql(
+            f"insert into scratch.requests ({', '.join(columns)}) select "
+            + ", ".join(values.get(c, "null") for c in columns)
+        )
+    found = _show(dbt, "{{ gdpr_lakehouse.unpurged_requests_sql('scratch.requests') }}")
+    assert [(row[0], row[4]) for row in found] == [("req-no-time", None), ("req-unpurged", 2)]
+
+
 def test_a_view_that_shows_pii_to_a_non_reader_is_caught(
     scratch: None, dbt: DbtProject, spark: SparkSession
 ) -> None:
