@@ -247,6 +247,7 @@ def test_compliance_tests_pass(built: dict, dbt: DbtProject) -> None:
         "privacy_contract_coverage": "pass",
         "cdf_on_every_delta_table": "pass",
         "bronze_pii_unreadable_without_key": "pass",
+        "silver_pii_unreadable_without_key": "pass",
         "gold_patients_by_city_equals_recompute": "pass",
         "gold_encounters_monthly_equals_recompute": "pass",
         "gold_clicks_hourly_equals_recompute": "pass",
@@ -282,6 +283,20 @@ def test_compliance_checks_catch_known_bad_tables(
         "'subject_key': 'patient_id', 'pii_columns': ['email_enc']}]) }}",
     )
     assert [tuple(row) for row in bad_pii] == [("scratch.plain_patients", "email_enc", 5)]
+    # keyed by pseudonym, as silver and the snapshots are: a clear quasi-identifier
+    # (the birth year silver kept until it was encrypted) is caught too
+    spark.sql(
+        "create or replace table scratch.plain_silver using delta as "
+        "select patient_pseudonym, birth_year_enc, year(current_date()) - 40 as birth_year "
+        "from silver.patients limit 5"
+    )
+    bad_silver = _show(
+        dbt,
+        "{{ gdpr_lakehouse.bronze_pii_problems_sql([{'relation': 'scratch.plain_silver', "
+        "'subject_key': 'patient_pseudonym', 'key_column': 'subject_pseudonym', "
+        "'pii_columns': ['birth_year_enc', 'birth_year']}]) }}",
+    )
+    assert [tuple(row) for row in bad_silver] == [("scratch.plain_silver", "birth_year", 5)]
     bad_cdf = _show(
         dbt,
         "{{ gdpr_lakehouse.problems_as_rows(gdpr_lakehouse.cdf_problems("

@@ -1,5 +1,6 @@
 {#- One row per (relation, column) whose values are not ciphertext under the subject's
-    key. relation_specs: [{relation, subject_key, pii_columns}]. -#}
+    key. relation_specs: [{relation, subject_key, pii_columns, key_column (default
+    subject_id: the vault's column the subject key holds)}]. -#}
 {% macro bronze_pii_problems_sql(relation_specs) -%}
     {{ return(adapter.dispatch('bronze_pii_problems_sql', 'gdpr_lakehouse')(relation_specs)) }}
 {%- endmacro %}
@@ -20,7 +21,7 @@
                 '{{ column }}' as column_name,
                 count(*) as bad_rows
             from {{ spec.relation }} as data
-            left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.subject_id
+            left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
             where data.{{ column }} is not null
                 and (
                     typeof(data.{{ column }}) != 'binary'

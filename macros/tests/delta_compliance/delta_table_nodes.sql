@@ -4,8 +4,8 @@
       (meta.privacy.role: vault), which must not keep a change feed of keys. A table
       not built yet is a problem under `dbt test`; `dbt build` schedules these
       parent-less tests first, so there it checks the tables that exist.
-    - bronze_pii_problems_sql: every PII column of a bronze table that holds subject
-      ids is binary ciphertext that opens with the subject's own key and with no
+    - bronze_pii_problems_sql: every PII column of a bronze table (and of silver and
+      the snapshots, keyed by pseudonym) that holds subjects is binary ciphertext that opens with the subject's own key and with no
       other key (the vault's reserved tombstone key stands in for "any other key").
 #}
 
@@ -18,7 +18,8 @@
     {%- for node in gdpr_lakehouse.privacy_contract_nodes()
           if node.config.file_format == 'delta'
           and node.config.materialized not in ('view', 'ephemeral')
-          and (layer is none or node.fqn[1] == layer) -%}
+          and (layer is none or node.fqn[1] == layer
+               or (layer == 'snapshots' and node.resource_type == 'snapshot')) -%}
         {%- do nodes.append(node) -%}
     {%- endfor -%}
     {{ return(nodes) }}

@@ -15,6 +15,7 @@ decrypted as (
     select
         patients.*,
         vault.subject_pseudonym as patient_pseudonym,
+        vault.data_key,
         {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }} as email,
         try_cast({{ gdpr_lakehouse.decrypt_pii('patients.birth_date_enc', 'vault.data_key') }} as date) as birth_date
     from patients
