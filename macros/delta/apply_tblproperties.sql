@@ -1,7 +1,7 @@
 {#
     Post-hook (dbt_project.yml, every model and snapshot): the table's properties are
-    the configured ones (the retention policy from vars among them), also on a table
-    that already existed. dbt-spark sets tblproperties only when it creates a table, so
+    the configured ones (the retention policy from vars among them) and the statistics
+    list that keeps PII and subject keys out, also on a table that already existed. dbt-spark sets tblproperties only when it creates a table, so
     an incremental model or a snapshot would keep the policy of the day it was made for
     ever: a shortened log or file retention would never reach it. A property whose
     value differs is set with one ALTER TABLE (a commit tagged like the build's); a
@@ -14,7 +14,11 @@
 
 {% macro spark__apply_tblproperties() -%}
     {%- if execute and model is mapping and (model.config.materialized in ('incremental', 'snapshot')) -%}
-        {%- set wanted = model.config.get('tblproperties') or {} -%}
+        {%- set configured = model.config.get('tblproperties') or {} -%}
+        {%- set privacy = (model.config.get('meta') or {}).get('privacy') or {} -%}
+        {#- and the statistics list that keeps PII and subject keys out (tblproperties_clause) -#}
+        {%- set wanted = dict(configured) -%}
+        {%- do wanted.update(gdpr_lakehouse._stats_columns_property(privacy, model.columns or {}, configured)) -%}
         {%- set current = gdpr_lakehouse.tblproperties_of(this) if wanted else {} -%}
         {%- set changes = [] -%}
         {%- for name, given in wanted.items() | sort -%}

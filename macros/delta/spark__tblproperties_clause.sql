@@ -1,24 +1,19 @@
 {#
     dbt-spark's tblproperties clause, with two additions for every Delta relation:
-    - PII stays out of Delta statistics: when the node's privacy meta lists
-      pii_columns, delta.dataSkippingStatsColumns is set to its other documented
-      columns (but those whose yml data_type is a map, array or struct) (min/max of a PII column in the transaction log would be a copy that
-      erasure cannot reach). An explicit value in the config wins.
+    - PII and subject keys stay out of Delta statistics: when the node's privacy meta
+      names pii_columns or a subject_key, delta.dataSkippingStatsColumns is set to its
+      other documented columns (but those whose yml data_type is a map, array or
+      struct). The min/max of such a column in the transaction log would be a copy
+      that erasure cannot reach and that outlives a purge by the log's retention:
+      a raw id or a pseudonym beside a file's other statistics. An explicit value in
+      the config wins.
     - Keys and values are checked, since dbt-spark quotes them without escaping.
 #}
 {% macro spark__tblproperties_clause() -%}
   {%- set tblproperties = dict(config.get('tblproperties') or {}) -%}
   {%- set privacy = (config.get('meta') or {}).get('privacy') or {} -%}
-  {%- set pii = privacy.get('pii_columns') or [] -%}
-  {%- if pii and 'delta.dataSkippingStatsColumns' not in tblproperties and model is defined -%}
-      {%- set stats_columns = [] -%}
-      {#- Delta keeps no statistics on maps, arrays and structs: leave out columns whose
-          yml declares such a data_type. -#}
-      {%- for name, column in model.columns.items()
-            if name not in pii and '<' not in (column.data_type or '') -%}
-          {%- do stats_columns.append(name) -%}
-      {%- endfor -%}
-      {%- if stats_columns -%}{%- do tblproperties.update({'delta.dataSkippingStatsColumns': stats_columns | join(',')}) -%}{%- endif -%}
+  {%- if model is defined -%}
+      {%- do tblproperties.update(gdpr_lakehouse._stats_columns_property(privacy, model.columns, tblproperties)) -%}
   {%- endif -%}
   {%- if tblproperties %}
     tblproperties (
@@ -32,3 +27,38 @@
     )
   {%- endif %}
 {%- endmacro -%}
+
+
+{#- The columns a relation's Delta statistics must not hold: its PII columns, its
+    subject key (a raw id or a pseudonym) and any other pseudonym column (named
+    *pseudonym) among the given column names. -#}
+{% macro _stats_excluded_columns(privacy, column_names) -%}
+    {%- set excluded = [] -%}
+    {%- for name in (privacy.get('pii_columns') or []) + [privacy.get('subject_key')]
+          + (column_names | select('string') | select('ne', none) | list)
+          if name and name not in excluded
+          and (name in (privacy.get('pii_columns') or []) or name == privacy.get('subject_key')
+               or (name | lower).endswith('pseudonym')) -%}
+        {%- do excluded.append(name) -%}
+    {%- endfor -%}
+    {{ return(excluded) }}
+{%- endmacro %}
+
+{#- {'delta.dataSkippingStatsColumns': the documented columns but the excluded ones
+    (and those whose yml data_type is a map, array or struct, on which Delta keeps no
+    statistics)} when the relation has columns to exclude and sets no list itself;
+    {'delta.dataSkippingNumIndexedCols': '0'} (no statistics) when no documented column
+    is left to list; else {}. The clause above uses it when a table is made, apply_tblproperties when
+    it already exists. -#}
+{% macro _stats_columns_property(privacy, columns, tblproperties) -%}
+    {%- set private = gdpr_lakehouse._stats_excluded_columns(privacy, columns.keys()) -%}
+    {%- if not private or 'delta.dataSkippingStatsColumns' in tblproperties -%}{{ return({}) }}{%- endif -%}
+    {%- set stats_columns = [] -%}
+    {%- for name, column in columns.items() if name not in private and '<' not in (column.data_type or '') -%}
+        {%- do stats_columns.append(name) -%}
+    {%- endfor -%}
+    {#- no documented column may keep statistics: keep none (the yml documents too
+        little to name the columns that may) -#}
+    {{ return({'delta.dataSkippingStatsColumns': stats_columns | join(',')} if stats_columns
+              else {'delta.dataSkippingNumIndexedCols': '0'}) }}
+{%- endmacro %}

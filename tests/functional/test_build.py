@@ -82,13 +82,25 @@ def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) ->
         assert "changeDataFeed" in detail["tableFeatures"], relation.name
 
 
-def test_pii_is_kept_out_of_delta_statistics(built: dict, spark: SparkSession) -> None:
+def test_pii_and_subject_keys_are_kept_out_of_delta_statistics(
+    built: dict, spark: SparkSession
+) -> None:
+    """The log's min/max of a PII column, a raw subject id or a pseudonym would outlive
+    the erasure (and the purge, for the log's retention). On a 20-patient lakehouse
+    built by the previous version, 19 such columns of 17 relations had statistics
+    (bronze ids, the request log, legal holds, the vault, silver and gold pseudonyms)."""
+    checked = 0
     for relation in built["relations"].values():
-        pii = relation.privacy.get("pii_columns") or []
-        if not pii:
+        private = set(relation.privacy.get("pii_columns") or [])
+        if relation.privacy.get("subject_key"):
+            private.add(relation.privacy["subject_key"])
+        if not private:
             continue
         stats = _properties(spark, relation)["delta.dataSkippingStatsColumns"].split(",")
-        assert stats and not set(stats) & set(pii), relation.name
+        assert stats and not set(stats) & private, (relation.name, set(stats) & private)
+        assert not [c for c in stats if c.endswith("pseudonym")], relation.name
+        checked += 1
+    assert checked >= 15
 
 
 def test_warehouse_is_the_throw_away_one(

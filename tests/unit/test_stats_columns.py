@@ -1,0 +1,51 @@
+"""Which columns a relation's Delta statistics leave out (plain Jinja, no JVM): the
+property tblproperties_clause sets when a table is made and apply_tblproperties sets on
+one that exists. tests/functional/test_build.py reads it back from every built table."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from python_jobs.macros import Macros
+
+
+def _columns(*names: str, data_type: str | None = None) -> dict:
+    return {name: SimpleNamespace(data_type=data_type) for name in names}
+
+
+def test_pii_the_subject_key_and_pseudonyms_are_left_out() -> None:
+    macros = Macros()
+    bronze = {"subject_key": "patient_id", "pii_columns": []}
+    assert macros._stats_columns_property(
+        bronze, _columns("encounter_id", "patient_id", "cost"), {}
+    ) == {"delta.dataSkippingStatsColumns": "encounter_id,cost"}
+    silver = {"subject_key": "patient_pseudonym", "pii_columns": ["email_enc"]}
+    assert macros._stats_columns_property(
+        silver, _columns("patient_pseudonym", "email_enc", "city"), {}
+    ) == {"delta.dataSkippingStatsColumns": "city"}
+    # a control table without a subject key still keeps a pseudonym column out
+    control = {"role": "control", "pii_columns": []}
+    assert macros._stats_columns_property(
+        control, _columns("request_id", "subject_pseudonym"), {}
+    ) == {"delta.dataSkippingStatsColumns": "request_id"}
+
+
+def test_nothing_to_leave_out_or_an_explicit_list_sets_nothing() -> None:
+    macros = Macros()
+    assert macros._stats_columns_property({}, _columns("city", "patient_count"), {}) == {}
+    explicit = {"delta.dataSkippingStatsColumns": "city"}
+    keyed = {"subject_key": "patient_id"}
+    assert macros._stats_columns_property(keyed, _columns("patient_id", "city"), explicit) == {}
+    # maps, arrays and structs have no statistics in Delta: never listed
+    assert macros._stats_columns_property(
+        keyed, {**_columns("patient_id", "city"), **_columns("tags", data_type="array<string>")}, {}
+    ) == {"delta.dataSkippingStatsColumns": "city"}
+
+
+def test_a_relation_documenting_only_its_key_keeps_no_statistics() -> None:
+    """An adopter's yml may document only the key: no column can be named safely, so
+    the table keeps no statistics at all rather than Delta's first 32 columns."""
+    keyed = {"subject_key": "customer_id", "pii_columns": ["email_enc"]}
+    assert Macros()._stats_columns_property(keyed, _columns("customer_id"), {}) == {
+        "delta.dataSkippingNumIndexedCols": "0"
+    }
