@@ -177,14 +177,7 @@ def cluster_artifacts() -> list[Artifact]:
 
 def derby_client_classpath() -> str:
     """The jars a Spark driver needs to reach the Derby network metastore."""
-    artifacts = cluster_artifacts()
-    absent = missing(artifacts)
-    if absent:
-        raise ProjectError(
-            "Derby's network jars are not in the local Maven repository ("
-            + ", ".join(a.coordinate for a in absent)
-            + "); run `make setup` once with network access"
-        )
+    artifacts = require(cluster_artifacts(), "Derby's network jars")
     client = next(a for a in artifacts if a.name == "derbyclient")
     import pyspark
 
@@ -209,30 +202,30 @@ def thrift_server_artifacts() -> list[Artifact]:
 
 def thrift_server_classpath() -> list[str]:
     """The jars a Spark Thrift server's driver needs beyond Spark's own and Delta's."""
-    artifacts = thrift_server_artifacts()
-    absent = missing(artifacts)
-    if absent:
-        raise ProjectError(
-            "Hive's jars for the Thrift server are not in the local Maven repository ("
-            + ", ".join(a.coordinate for a in absent)
-            + "); run `make setup` once with network access"
-        )
-    return [str(a.jar) for a in artifacts]
+    return [
+        str(a.jar) for a in require(thrift_server_artifacts(), "Hive's jars for the Thrift server")
+    ]
 
 
 def missing(artifacts: list[Artifact]) -> list[Artifact]:
     return [artifact for artifact in artifacts if not artifact.jar.is_file()]
 
 
-def require_delta_jars() -> None:
-    """Stop with what to do when a jar of Delta's is not in the local Maven repository."""
-    absent = missing(delta_artifacts())
+def require(artifacts: list[Artifact], what: str) -> list[Artifact]:
+    """The artifacts, once each is in the local Maven repository; else stop with what to do."""
+    absent = missing(artifacts)
     if absent:
         raise ProjectError(
-            "Delta's jars are not in the local Maven repository ("
+            f"{what} are not in the local Maven repository ("
             + ", ".join(a.coordinate for a in absent)
             + "); run `make setup` once with network access"
         )
+    return artifacts
+
+
+def require_delta_jars() -> None:
+    """Stop with what to do when a jar of Delta's is not in the local Maven repository."""
+    require(delta_artifacts(), "Delta's jars")
 
 
 def fetch(artifacts: list[Artifact], *, transitive: bool = True) -> None:

@@ -106,32 +106,45 @@ def test_pii_in_delta_statistics_is_caught(
     ]
 
 
-def test_an_open_request_past_its_deadline_is_caught_and_a_held_one_is_not(
-    scratch: None, dbt: DbtProject, spark: SparkSession
-) -> None:
+def _requests(spark: SparkSession, rows: dict[str, dict[str, str]]) -> None:
+    """scratch.requests, shaped like the request log, holding these requests (each a
+    status and SQL expressions by column; received 32 days ago, subject P9999999)."""
     spark.sql(
         "create or replace table scratch.requests using delta as "
         "select * from privacy.erasure_requests where false"
     )
     columns = [f.name for f in spark.table("scratch.requests").schema]
-    rows = {
-        "req-overdue": ("pending", "current_timestamp() - interval 2 days"),
-        "req-held": ("held", "current_timestamp() - interval 40 days"),
-        "req-fresh": ("pending", "current_timestamp() + interval 29 days"),
-        "req-done": ("erased", "current_timestamp() - interval 5 days"),
-    }
-    for request_id, (status, deadline) in rows.items():
+    for request_id, given in rows.items():
         values = {
             "request_id": f"'{request_id}'",
             "subject_id": "'P9999999'",
-            "status": f"'{status}'",
             "received_at": "current_timestamp() - interval 32 days",
-            "deadline": deadline,
+            **{k: (f"'{v}'" if k == "status" else v) for k, v in given.items()},
         }
         spark.sql(
             f"insert into scratch.requests ({', '.join(columns)}) select "
             + ", ".join(values.get(c, "null") for c in columns)
         )
+
+
+def test_an_open_request_past_its_deadline_is_caught_and_a_held_one_is_not(
+    scratch: None, dbt: DbtProject, spark: SparkSession
+) -> None:
+    _requests(
+        spark,
+        {
+            "req-overdue": {
+                "status": "pending",
+                "deadline": "current_timestamp() - interval 2 days",
+            },
+            "req-held": {"status": "held", "deadline": "current_timestamp() - interval 40 days"},
+            "req-fresh": {
+                "status": "pending",
+                "deadline": "current_timestamp() + interval 29 days",
+            },
+            "req-done": {"status": "erased", "deadline": "current_timestamp() - interval 5 days"},
+        },
+    )
     found = _show(dbt, "{{ gdpr_lakehouse.overdue_requests_sql('scratch.requests') }}")
     assert [(row[0], row[1], row[4]) for row in found] == [("req-overdue", "pending", 2)]
 
@@ -142,29 +155,25 @@ def test_an_erased_request_past_its_purge_deadline_is_caught(
     """erased_at + var purge_deadline_days (8): an erased request whose old files should
     be gone by now is reported; a purged one, or one inside its deadline, is not; an
     erased request with no erasure time is reported (fail closed)."""
-    spark.sql(
-        "create or replace table scratch.requests using delta as "
-        "select * from privacy.erasure_requests where false"
+    _requests(
+        spark,
+        {
+            "req-unpurged": {
+                "status": "erased",
+                "erased_at": "current_timestamp() - interval 10 days",
+            },
+            "req-no-time": {"status": "erased"},
+            "req-inside": {
+                "status": "erased",
+                "erased_at": "current_timestamp() - interval 7 days",
+            },
+            "req-purged": {
+                "status": "purged",
+                "erased_at": "current_timestamp() - interval 30 days",
+            },
+            "req-pending": {"status": "pending"},
+        },
     )
-    columns = [f.name for f in spark.table("scratch.requests").schema]
-    rows = {
-        "req-unpurged": ("erased", "current_timestamp() - interval 10 days"),
-        "req-no-time": ("erased", "null"),
-        "req-inside": ("erased", "current_timestamp() - interval 7 days"),
-        "req-purged": ("purged", "current_timestamp() - interval 30 days"),
-        "req-pending": ("pending", "null"),
-    }
-    for request_id, (status, erased_at) in rows.items():
-        values = {
-            "request_id": f"'{request_id}'",
-            "status": f"'{status}'",
-            "received_at": "current_timestamp() - interval 32 days",
-            "erased_at": erased_at,
-        }
-        spark.sql(
-            f"insert into scratch.requests ({', '.join(columns)}) select "
-            + ", ".join(values.get(c, "null") for c in columns)
-        )
     found = _show(dbt, "{{ gdpr_lakehouse.unpurged_requests_sql('scratch.requests') }}")
     assert [(row[0], row[4]) for row in found] == [("req-no-time", None), ("req-unpurged", 2)]
 
