@@ -1,9 +1,10 @@
 {#
     Post-hook (dbt_project.yml, every model and snapshot): the table's properties are
     the configured ones (the retention policy from vars among them) and the statistics
-    list that keeps PII and subject keys out, also on a table that already existed. dbt-spark sets tblproperties only when it creates a table, so
-    an incremental model or a snapshot would keep the policy of the day it was made for
-    ever: a shortened log or file retention would never reach it. A property whose
+    list that keeps PII and subject keys out, also on a table that already existed.
+    dbt-spark sets tblproperties only when it creates a table, so an incremental model
+    or a snapshot would keep the policy of the day it was made for ever: a shortened
+    log or file retention would never reach it. A property whose
     value differs is set with one ALTER TABLE (a commit tagged like the build's); a
     table that already has them is not touched. Runs the statement itself and renders
     nothing.

@@ -48,8 +48,8 @@
     (and those whose yml data_type is a map, array or struct, on which Delta keeps no
     statistics)} when the relation has columns to exclude and sets no list itself;
     {'delta.dataSkippingNumIndexedCols': '0'} (no statistics) when no documented column
-    is left to list; else {}. The clause above uses it when a table is made, apply_tblproperties when
-    it already exists. -#}
+    is left to list; else {}. The clause above uses it when a table is made,
+    apply_tblproperties when it already exists. -#}
 {% macro _stats_columns_property(privacy, columns, tblproperties) -%}
     {%- set private = gdpr_lakehouse._stats_excluded_columns(privacy, columns.keys()) -%}
     {%- if not private or 'delta.dataSkippingStatsColumns' in tblproperties -%}{{ return({}) }}{%- endif -%}

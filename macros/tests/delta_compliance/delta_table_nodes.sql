@@ -5,8 +5,9 @@
       not built yet is a problem under `dbt test`; `dbt build` schedules these
       parent-less tests first, so there it checks the tables that exist.
     - bronze_pii_problems_sql: every PII column of a bronze table (and of silver and
-      the snapshots, keyed by pseudonym) that holds subjects is binary ciphertext that opens with the subject's own key and with no
-      other key (the vault's reserved tombstone key stands in for "any other key").
+      the snapshots, keyed by pseudonym) that holds subjects is binary ciphertext that
+      opens with the subject's own key and with no other key (the vault's reserved
+      tombstone key stands in for "any other key").
 #}
 
 {% macro delta_table_nodes(layer=none) -%}
