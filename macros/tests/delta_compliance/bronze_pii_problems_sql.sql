@@ -1,6 +1,8 @@
 {#- One row per (relation, column) whose values are not ciphertext under the subject's
     key. relation_specs: [{relation, subject_key, pii_columns, key_column (default
-    subject_id: the vault's column the subject key holds)}]. -#}
+    subject_id: the vault's column the subject key holds), require_key (default true:
+    a row whose subject has no key is a problem; false: only its plaintext is, since
+    a row downstream of bronze may wait for its rebuild after a shred)}]. -#}
 {% macro bronze_pii_problems_sql(relation_specs) -%}
     {{ return(adapter.dispatch('bronze_pii_problems_sql', 'gdpr_lakehouse')(relation_specs)) }}
 {%- endmacro %}
@@ -25,7 +27,7 @@
             where data.{{ column }} is not null
                 and (
                     typeof(data.{{ column }}) != 'binary'
-                    or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null
+                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
                     or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
                 )
             having count(*) > 0
