@@ -14,14 +14,16 @@
       and adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is not none -%}
     {%- do steps.append(step) -%}
 {%- endfor -%}
+{#- one semi join per relation: each row counted once, however many tombstones its
+    subject has (the keys are hashed row by row; no distinct-keys pass first) -#}
 {%- for step in steps %}
 select
     '{{ step.relation_name }}' as relation,
     count(*) as rows_of_erased_subjects
 from {{ step.relation }} as target
-where target.{{ adapter.quote(step.key) }} in (
-    select erase_key from ({{ gdpr_lakehouse._erased_keys_sql(step, ctx) }}) as erased
-)
+left semi join {{ ctx.tombstones }} as tombstones
+    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }}
+        = {{ gdpr_lakehouse.tombstone_hash('target.' ~ adapter.quote(step.key), keys=ctx.system_keys) }}
 having count(*) > 0
 {{ 'union all' if not loop.last }}
 {%- endfor %}

@@ -59,5 +59,5 @@ def test_a_redacted_value_is_read_from_describe_detail(detail: str) -> None:
 @pytest.mark.parametrize("detail", [json.dumps({STATS: MASK}), json.dumps({}), None])
 def test_a_value_no_statement_shows_stops_the_caller(detail: Any) -> None:
     macros, _ = _macros({STATS: MASK}, detail)
-    with pytest.raises(Exception, match="redacted|no readable properties"):
+    with pytest.raises(Exception, match=r"redacted|no readable properties"):
         macros.tblproperties_of("bronze.clicks")

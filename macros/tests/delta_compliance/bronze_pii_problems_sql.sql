@@ -10,34 +10,45 @@
 {% macro spark__bronze_pii_problems_sql(relation_specs) -%}
     {%- set vault = ref('privacy_subject_keys') -%}
     {%- set checks = [] -%}
-    {%- for spec in relation_specs -%}
-        {%- for column in spec.pii_columns -%}
-            {%- if spec.get('missing') -%}
-            {%- set check -%}
-            select '{{ spec.relation }}' as relation_name, '{{ column }}' as column_name, -1 as bad_rows
-            {%- endset -%}
-            {%- else -%}
-            {%- set check -%}
-            select
-                '{{ spec.relation }}' as relation_name,
-                '{{ column }}' as column_name,
-                count(*) as bad_rows
-            from {{ spec.relation }} as data
-            left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
-            where data.{{ column }} is not null
-                and (
-                    typeof(data.{{ column }}) != 'binary'
-                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
-                    or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
-                )
-            having count(*) > 0
-            {%- endset -%}
-            {%- endif -%}
+    {%- for spec in relation_specs if spec.pii_columns -%}
+        {%- if spec.get('missing') -%}
             {#- dbt build runs this test before bronze exists; `dbt test` reports it. -#}
-            {%- if not spec.get('missing') or flags.WHICH != 'build' -%}
-                {%- do checks.append(check) -%}
+            {%- if flags.WHICH != 'build' -%}
+                {%- for column in spec.pii_columns -%}
+                    {%- do checks.append("select '" ~ spec.relation ~ "' as relation_name, '" ~ column ~ "' as column_name, -1 as bad_rows") -%}
+                {%- endfor -%}
             {%- endif -%}
-        {%- endfor -%}
+        {%- else -%}
+            {#- one join with the vault per relation, every column counted in it -#}
+            {%- set check -%}
+            select relation_name, column_name, bad_rows from (
+                select
+                    '{{ spec.relation }}' as relation_name,
+                    stack({{ spec.pii_columns | length }},
+                        {%- for column in spec.pii_columns %}
+                        '{{ column }}', bad_{{ loop.index }}{{ ',' if not loop.last }}
+                        {%- endfor %}
+                    ) as (column_name, bad_rows)
+                from (
+                    select
+                        {%- for column in spec.pii_columns %}
+                        count_if(
+                            data.{{ column }} is not null
+                            and (
+                                typeof(data.{{ column }}) != 'binary'
+                                or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
+                                or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
+                            )
+                        ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
+                        {%- endfor %}
+                    from {{ spec.relation }} as data
+                    left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
+                ) as counts
+            ) as per_column
+            where bad_rows > 0
+            {%- endset -%}
+            {%- do checks.append(check) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- if checks -%}
         {{ checks | join('\nunion all\n') }}
