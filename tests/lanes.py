@@ -7,7 +7,8 @@ Lane 1 is every suite that shares the session's lakehouse and JVM (tests/functio
 and tests/adversarial, in the order conftest.py gives them). Lane 2 is everything that
 needs no other suite's state: the unit layer (no JVM), the loopback cluster, the
 functional suites that run the project as a user does, in processes and lakehouses of
-their own (the adopter's lifecycle, the benchmarks), and the reliability suite, which
+their own (the adopter's lifecycle, the benchmarks, the key-envelope probe of the
+secret-leak attacks), and the reliability suite, which
 builds the lakehouse it needs when it finds none. Each lane has its own throw-away
 lakehouse (tests/conftest.py makes one per pytest process), so they cannot meet.
 
@@ -38,6 +39,8 @@ OWN_STATE = (
     "tests/functional/test_adopter.py",
     "tests/functional/test_bench.py",
     "tests/functional/test_reliability.py",
+    # its lakehouse, made with the key envelope, is a subprocess's own (envelope_probe)
+    "tests/adversarial/test_secret_leaks.py",
 )
 SHARED = ("tests/functional", "tests/adversarial")
 
