@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
+.PHONY: help setup run audit up down test test-bench lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -91,6 +91,10 @@ functional: setup
 # JVM, and beside them those with state of their own. `pytest` alone runs it all serially.
 test: lint
 	$(PY) tests/lanes.py
+
+# The tests `make test` defers (tests/lanes.py DEFERRED): the warm engine end to end.
+test-bench: setup
+	$(VENV)/bin/pytest tests/functional/test_bench.py
 
 # A real Spark cluster on loopback (python_jobs/cluster.py); dbt reaches it with
 # --target thrift, the jobs with the variables `python -m python_jobs.cluster env` prints.

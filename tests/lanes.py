@@ -43,6 +43,12 @@ OWN_STATE = (
     "tests/adversarial/test_secret_leaks.py",
 )
 SHARED = ("tests/functional", "tests/adversarial")
+# Run by `make test-bench`, not by `make test`, until CI has the headroom again (issue
+# 25): the warm engine's end-to-end smoke test starts an engine JVM and builds a
+# lakehouse through its Thrift server, 10-16 min of a CI run that had reached 90.
+DEFERRED = (
+    "tests/functional/test_bench.py::test_the_warm_bench_runs_every_command_through_the_engine",
+)
 
 
 def lanes(extra: list[str]) -> list[list[str]]:
@@ -50,7 +56,14 @@ def lanes(extra: list[str]) -> list[list[str]]:
     ignored = [f"--ignore={path}" for path in OWN_STATE if path.startswith(SHARED)]
     return [
         [*pytest, *SHARED, *ignored, *extra],
-        [*pytest, "-p", "no:cacheprovider", *OWN_STATE, *extra],
+        [
+            *pytest,
+            "-p",
+            "no:cacheprovider",
+            *OWN_STATE,
+            *[f"--deselect={test}" for test in DEFERRED],
+            *extra,
+        ],
     ]
 
 
