@@ -1,7 +1,7 @@
 {#- A Delta table's properties as a dict.
 
     SHOW TBLPROPERTIES redacts a value that matches spark.sql.redaction.options.regex
-    (default `(?i)url`): a delta.dataSkippingStatsColumns naming a `page_url` column
+    (default `(?i)url`): a delta.dataSkippingStatsColumns naming a `url` column
     reads `*********(redacted)`, and a check reading it would pass blind. Those values
     are read again from DESCRIBE DETAIL (the Delta log's own metadata, not redacted);
     one still unreadable stops the caller rather than be taken for a real value. -#}

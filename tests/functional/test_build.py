@@ -44,7 +44,7 @@ def _history(spark: SparkSession, relation: DeltaRelation) -> list:
 
 def _properties(spark: SparkSession, relation: DeltaRelation) -> dict[str, str]:
     """From the Delta log (DESCRIBE DETAIL): SHOW TBLPROPERTIES redacts a value matching
-    spark.sql.redaction.options.regex, e.g. a statistics column list naming `page_url`."""
+    spark.sql.redaction.options.regex, e.g. a statistics column list naming `url`."""
     detail = spark.sql(f"describe detail {relation.qualified_name}").first()
     return dict(detail["properties"])
 
@@ -111,7 +111,7 @@ def test_the_second_build_finds_every_property_already_set(
     built: dict, spark: SparkSession
 ) -> None:
     """Spark's SHOW TBLPROPERTIES printed bronze.clicks' statistics list (it names
-    `page_url`) as `*********(redacted)`: the build took it for a different value and
+    `url`) as `*********(redacted)`: the build took it for a different value and
     altered the table again on every run, and the statistics check read the mask."""
     second = built["invocations"][1]
     for relation in built["relations"].values():

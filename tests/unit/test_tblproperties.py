@@ -3,7 +3,7 @@ redacts is read again from DESCRIBE DETAIL, and one it cannot read stops the cal
 
 Spark masks a property value matching spark.sql.redaction.options.regex (default
 `(?i)url`) as `*********(redacted)`: bronze.clicks' delta.dataSkippingStatsColumns,
-which names `page_url`, read as the mask, so the statistics check compared the mask
+which names `url`, read as the mask, so the statistics check compared the mask
 and the build re-altered the table on every run. On real Spark,
 tests/functional/test_build.py checks that the second build alters nothing.
 """
@@ -36,23 +36,23 @@ def _macros(shown: dict[str, str], detail: Any) -> tuple[engine_macros.Macros, l
 
 
 def test_an_unredacted_table_is_read_with_one_statement() -> None:
-    macros, statements = _macros({STATS: "event_at,page_url_enc"}, None)
-    assert macros.tblproperties_of("bronze.clicks") == {STATS: "event_at,page_url_enc"}
+    macros, statements = _macros({STATS: "event_at,url_enc"}, None)
+    assert macros.tblproperties_of("bronze.clicks") == {STATS: "event_at,url_enc"}
     assert statements == ["show tblproperties bronze.clicks"]
 
 
 @pytest.mark.parametrize(
     "detail",
     [
-        json.dumps({STATS: "event_at,page_url", "delta.enableChangeDataFeed": "true"}),
-        json.dumps([[STATS, "event_at,page_url"]]),  # Arrow drivers: a list of pairs
+        json.dumps({STATS: "event_at,url", "delta.enableChangeDataFeed": "true"}),
+        json.dumps([[STATS, "event_at,url"]]),  # Arrow drivers: a list of pairs
     ],
 )
 def test_a_redacted_value_is_read_from_describe_detail(detail: str) -> None:
     shown = {STATS: MASK, "delta.enableChangeDataFeed": "true"}
     macros, statements = _macros(shown, detail)
     properties = macros.tblproperties_of("bronze.clicks")
-    assert properties == {STATS: "event_at,page_url", "delta.enableChangeDataFeed": "true"}
+    assert properties == {STATS: "event_at,url", "delta.enableChangeDataFeed": "true"}
     assert statements[-1] == "describe detail bronze.clicks"
 
 
