@@ -92,7 +92,8 @@ class Macros:
         env = jinja2.Environment(extensions=_EXTENSIONS)
         env.globals.update(
             {
-                "adapter": SimpleNamespace(dispatch=self._dispatch),
+                # dbt-spark's quoting: backticks
+                "adapter": SimpleNamespace(dispatch=self._dispatch, quote=lambda name: f"`{name}`"),
                 "api": SimpleNamespace(Relation=SimpleNamespace(create=self._create)),
                 "invocation_id": "00000000-0000-0000-0000-000000000000",
                 "return": _return,
@@ -111,6 +112,7 @@ class Macros:
             }
         )
         env.globals.update(context or {})
+        self._env = env
         for path in sorted(((root or _CHECKOUT) / "macros").rglob("*.sql")):
             # every macro of the file, the private `_name` ones too (a template module
             # exports only public names)
@@ -128,10 +130,21 @@ class Macros:
         return _Relation(parts.get("schema"), parts.get("identifier"), parts.get("database"))
 
     def _dispatch(self, name: str, namespace: str | None = None) -> Any:
-        for candidate in (f"spark__{name}",):
+        # dbt's search order: the target's adapter, then its parent (dbt-databricks
+        # inherits dbt-spark's macros), then default
+        kind = getattr(self._env.globals["target"], "type", "spark")
+        for candidate in (f"{kind}__{name}", f"spark__{name}", f"default__{name}"):
             if candidate in self._macros:
                 return self._macros[candidate]
         return self._macros[name]
+
+    def render(self, source: str) -> str:
+        """Jinja text rendered in this namespace's context, as `dbt compile --inline`
+        renders it (stripped); a compiler error raises Macros.CompilerError."""
+        try:
+            return self._env.from_string(source).render().strip()
+        except _Return as returned:  # a top-level return(), as dbt allows
+            return str(returned.value)
 
     def __getattr__(self, name: str) -> Any:
         try:

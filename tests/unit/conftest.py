@@ -6,6 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
+
 
 @pytest.fixture(autouse=True)
 def _no_spark_started(request: pytest.FixtureRequest) -> Iterator[None]:
@@ -18,3 +21,12 @@ def _no_spark_started(request: pytest.FixtureRequest) -> Iterator[None]:
         assert SparkContext._active_spark_context is None, (
             f"{request.node.nodeid} started Spark; unit tests render and read files only"
         )
+
+
+@pytest.fixture(scope="session")
+def jinja(dbt: DbtProject) -> Jinja:
+    """The macros rendered in plain Jinja (tests/jinja_harness.py), with the graph of
+    one `dbt parse` of the project (no JVM)."""
+    dbt.invoke("parse")
+    manifest = dbt.manifest()
+    return Jinja(graph={"nodes": manifest["nodes"], "sources": manifest["sources"]})

@@ -1,13 +1,13 @@
-"""The privacy contract check, proven on known-bad fixtures (rendered through dbt, no JVM)."""
+"""The privacy contract check, proven on known-bad fixtures (rendered in plain Jinja, no dbt, no JVM)."""
 
 from __future__ import annotations
 
 import json
 
-from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
 
 
-def _problems(dbt: DbtProject, nodes: list[dict], columns: dict) -> list[list[str]]:
+def _problems(jinja: Jinja, nodes: list[dict], columns: dict) -> list[list[str]]:
     call = (
         "{{ tojson(gdpr_lakehouse.privacy_contract_problems("
         + json.dumps(nodes)
@@ -15,14 +15,14 @@ def _problems(dbt: DbtProject, nodes: list[dict], columns: dict) -> list[list[st
         + json.dumps(columns)
         + ")) }}"
     )
-    return json.loads(dbt.compile_inline(call))
+    return json.loads(jinja.compile_inline(call))
 
 
 def _node(uid: str, privacy: dict | None) -> dict:
     return {"unique_id": uid, "config": {"meta": {"privacy": privacy} if privacy else {}}}
 
 
-def test_clean_nodes_have_no_problems(dbt: DbtProject) -> None:
+def test_clean_nodes_have_no_problems(jinja: Jinja) -> None:
     nodes = [
         _node(
             "model.x.ok",
@@ -38,10 +38,10 @@ def test_clean_nodes_have_no_problems(dbt: DbtProject) -> None:
         "model.x.ok": ["patient_id", "email_enc", "birth_year", "department_name"],
         "model.x.agg": ["city", "patient_count"],
     }
-    assert _problems(dbt, nodes, columns) == []
+    assert _problems(jinja, nodes, columns) == []
 
 
-def test_known_bad_nodes_are_caught(dbt: DbtProject) -> None:
+def test_known_bad_nodes_are_caught(jinja: Jinja) -> None:
     nodes = [
         _node("model.x.undeclared", None),
         _node("model.x.bad_action", {"on_erasure": "forget", "pii_columns": []}),
@@ -64,7 +64,7 @@ def test_known_bad_nodes_are_caught(dbt: DbtProject) -> None:
             "url",
         ]
     }
-    problems = _problems(dbt, nodes, columns)
+    problems = _problems(jinja, nodes, columns)
     by_node: dict[str, list] = {}
     for uid, column, problem in problems:
         by_node.setdefault(uid, []).append((column, problem))

@@ -11,6 +11,7 @@ import pytest
 
 from python_jobs import jars, project, relations, spark
 from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
 
 LAKE = "abfss://lake@gdprlakehouse.dfs.core.windows.net/gdpr"
 
@@ -25,20 +26,27 @@ def databricks(dbt: DbtProject, monkeypatch: pytest.MonkeyPatch) -> Iterator[Dbt
     )
 
 
-def _render(project_: DbtProject, jinja: str, *vars_: str) -> str:
+def _render_on_dbt(project_: DbtProject, source: str, *vars_: str) -> str:
+    """`source` rendered by dbt-databricks itself (a full parse for the target)."""
     args = ["compile", "--no-populate-cache", "--target", "databricks"]
     if vars_:
         args += ["--vars", vars_[0]]
-    result = project_.invoke(*args, "--inline", jinja)
+    result = project_.invoke(*args, "--inline", source)
     return result.result.results[0].node.compiled_code.strip()
 
 
-def test_masked_views_ask_unity_catalog_for_group_membership(databricks: DbtProject) -> None:
-    assert _render(databricks, "{{ gdpr_lakehouse.is_pii_reader() }}") == (
+def _render(jinja: Jinja, source: str, *vars_: str) -> str:
+    """`source` rendered for the databricks target (plain Jinja: databricks__, then
+    spark__, as dbt-databricks dispatches; the last test proves that order on dbt)."""
+    return jinja.with_vars(vars_[0] if vars_ else None, "databricks").compile_inline(source)
+
+
+def test_masked_views_ask_unity_catalog_for_group_membership(jinja: Jinja) -> None:
+    assert _render(jinja, "{{ gdpr_lakehouse.is_pii_reader() }}") == (
         "is_account_group_member('pii_readers')"
     )
     sql = _render(
-        databricks,
+        jinja,
         "{{ gdpr_lakehouse.reveal_pii('email_enc', 'k', mask='email') }}",
         "{pii_reader_group: clinicians}",
     )
@@ -47,18 +55,18 @@ def test_masked_views_ask_unity_catalog_for_group_membership(databricks: DbtProj
     assert "regexp_replace(" in sql
 
 
-def test_the_key_encryption_key_is_a_secret_never_in_sql(databricks: DbtProject) -> None:
-    sql = _render(databricks, "{{ gdpr_lakehouse.wrap_key('data_key') }}", "{key_envelope: true}")
+def test_the_key_encryption_key_is_a_secret_never_in_sql(jinja: Jinja) -> None:
+    sql = _render(jinja, "{{ gdpr_lakehouse.wrap_key('data_key') }}", "{key_envelope: true}")
     assert sql == "aes_encrypt(data_key, unhex(secret('gdpr_lakehouse', 'kek')), 'GCM')"
     sql = _render(
-        databricks,
+        jinja,
         "{{ gdpr_lakehouse.unwrap_key('stored') }}",
         "{key_envelope: true, kek_secret_scope: kv-hospital, kek_secret_key: lakehouse-kek}",
     )
     assert sql == "aes_decrypt(stored, unhex(secret('kv-hospital', 'lakehouse-kek')), 'GCM')"
     # the masked views: a consumer without READ on the scope gets masked values
     sql = _render(
-        databricks,
+        jinja,
         "{{ gdpr_lakehouse.unwrap_key('stored', required=false) }}",
         "{key_envelope: true}",
     )
@@ -73,15 +81,12 @@ def test_the_key_encryption_key_is_a_secret_never_in_sql(databricks: DbtProject)
     ],
 )
 def test_names_that_would_escape_the_sql_are_refused(
-    databricks: DbtProject, vars_: str, message: str, capsys: pytest.CaptureFixture[str]
+    jinja: Jinja, vars_: str, message: str
 ) -> None:
-    jinja = "{{ gdpr_lakehouse.is_pii_reader() }}{{ gdpr_lakehouse.wrap_key('k') }}"
-    result = databricks.invoke(
-        "compile", "--no-populate-cache", "--target", "databricks", "--vars", vars_,
-        "--inline", jinja, expect_success=False,
-    )  # fmt: skip
-    assert not result.success
-    assert message in str(result.exception) + capsys.readouterr().out
+    source = "{{ gdpr_lakehouse.is_pii_reader() }}{{ gdpr_lakehouse.wrap_key('k') }}"
+    success, errors = jinja.with_vars(vars_, "databricks").compile_errors(source)
+    assert not success
+    assert message in errors
 
 
 def test_lake_root_puts_every_layer_on_adls(databricks: DbtProject) -> None:
@@ -97,6 +102,20 @@ def test_lake_root_puts_every_layer_on_adls(databricks: DbtProject) -> None:
     assert {
         node["config"].get("location_root") for node in databricks.manifest()["nodes"].values()
     } == {None}
+
+
+def test_dbt_databricks_falls_back_to_the_spark_implementation(databricks: DbtProject) -> None:
+    """The engine's macros are dispatch stubs with spark__ implementations; dbt-databricks
+    searches databricks__, then spark__ (its parent adapter), so both need only spark__.
+    (Right after the test before: its last parse had the same target and vars, so this
+    compile parses nothing again.)"""
+    assert _render_on_dbt(databricks, "{{ gdpr_lakehouse.pseudonym('k', 'id') }}") == (
+        "sha2(concat(k, encode(id, 'utf-8')), 256)"
+    )
+    # and a databricks__ implementation, where there is one, wins over spark__
+    assert _render_on_dbt(databricks, "{{ gdpr_lakehouse.is_pii_reader() }}").startswith(
+        "is_account_group_member("
+    )
 
 
 def test_the_cluster_metastore_renders_a_network_derby(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,13 +177,14 @@ def test_a_pii_relation_granted_to_a_consumer_fails_compliance(databricks: DbtPr
     """The compliance check asks Unity Catalog (information_schema.table_privileges,
     inherited grants included) for any privilege a consumer group or the PII reader
     group holds on a relation outside gold and the masked views; a row is a failure."""
-    sql = _render(
+    sql = _render_on_dbt(
         databricks,
         "{{ gdpr_lakehouse.consumer_grants_on_restricted_sql() }}",
-        "{consumer_groups: [analysts], pii_reader_group: clinicians}",
+        # the vars of the test before: dbt parses the project again for new vars
+        "{consumer_groups: [analysts, finance], pii_reader_group: clinicians}",
     )
     assert "from system.information_schema.table_privileges" in sql
-    assert "grantee in ('analysts', 'clinicians')" in sql
+    assert "grantee in ('analysts', 'finance', 'clinicians')" in sql
     for relation in ("'main.bronze.patients'", "'main.privacy.subject_keys'",
                      "'main.silver.patients'", "'main.snapshots.patients'"):  # fmt: skip
         assert relation in sql, relation
@@ -181,24 +201,9 @@ def test_a_pii_relation_granted_to_a_consumer_fails_compliance(databricks: DbtPr
     ],
     ids=["backtick", "empty", "not-a-list"],
 )
-def test_consumer_groups_must_be_a_list_of_group_names(
-    databricks: DbtProject, vars_: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    result = databricks.invoke(
-        "compile", "--no-populate-cache", "--target", "databricks", "--vars", vars_,
-        "--inline", "{{ gdpr_lakehouse.consumer_grants_on_restricted_sql() }}", expect_success=False,
-    )  # fmt: skip
-    assert not result.success
-    assert "consumer_groups" in str(result.exception) + capsys.readouterr().out
-
-
-def test_dbt_databricks_falls_back_to_the_spark_implementation(databricks: DbtProject) -> None:
-    """The engine's macros are dispatch stubs with spark__ implementations; dbt-databricks
-    searches databricks__, then spark__ (its parent adapter), so both need only spark__."""
-    assert _render(databricks, "{{ gdpr_lakehouse.pseudonym('k', 'id') }}") == (
-        "sha2(concat(k, encode(id, 'utf-8')), 256)"
+def test_consumer_groups_must_be_a_list_of_group_names(jinja: Jinja, vars_: str) -> None:
+    success, errors = jinja.with_vars(vars_, "databricks").compile_errors(
+        "{{ gdpr_lakehouse.consumer_grants_on_restricted_sql() }}"
     )
-    # and a databricks__ implementation, where there is one, wins over spark__
-    assert _render(databricks, "{{ gdpr_lakehouse.is_pii_reader() }}").startswith(
-        "is_account_group_member("
-    )
+    assert not success
+    assert "consumer_groups" in errors

@@ -1,6 +1,6 @@
 """Unit layer for erasure: the plan read from the graph, the batched SQL, argument checks.
 
-Rendered through dbt itself (`dbt compile --inline`), no warehouse connection, no JVM.
+Rendered in plain Jinja (tests/jinja_harness.py), no dbt, no warehouse connection, no JVM.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
 
 PLAN = (
     "{% set steps = [] %}{% for s in gdpr_lakehouse.erasure_plan() %}"
@@ -20,8 +20,8 @@ PLAN = (
 
 
 @pytest.fixture(scope="module")
-def plan(dbt: DbtProject) -> list[dict]:
-    return json.loads(dbt.compile_inline(PLAN))
+def plan(jinja: Jinja) -> list[dict]:
+    return json.loads(jinja.compile_inline(PLAN))
 
 
 def test_plan_covers_every_subject_relation_in_dag_order(plan: list[dict]) -> None:
@@ -48,8 +48,8 @@ def test_plan_covers_every_subject_relation_in_dag_order(plan: list[dict]) -> No
     assert actions["bronze.orders"] == "anonymize" and actions["bronze.patients"] == "delete"
 
 
-def test_batched_statements_are_one_merge_per_relation(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.orders', 'silver.patients') %}"
         "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }};{% endfor %}"
     )
@@ -66,8 +66,8 @@ def test_batched_statements_are_one_merge_per_relation(dbt: DbtProject) -> None:
         assert "using (\n    select /*+ BROADCAST */ distinct erase_key from (" in statement
 
 
-def test_conflict_retry_catches_only_delta_conflicts(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_conflict_retry_catches_only_delta_conflicts(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{{ gdpr_lakehouse._conflict_retry_script('delete from t where id = 1', 3) }}"
     )
     assert "declare exit handler for sqlstate '2D521'" in sql
@@ -86,39 +86,39 @@ def test_conflict_retry_catches_only_delta_conflicts(dbt: DbtProject) -> None:
         ("[42]", "not a string"),
     ],
 )
-def test_subject_ids_are_validated(dbt: DbtProject, ids: str, message: str) -> None:
-    success, errors = dbt.compile_errors(
+def test_subject_ids_are_validated(jinja: Jinja, ids: str, message: str) -> None:
+    success, errors = jinja.compile_errors(
         f"{{{{ gdpr_lakehouse._validate_subject_ids({ids}) }}}}",
     )
     assert not success
     assert message in errors
 
 
-def test_valid_ids_are_deduplicated(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_valid_ids_are_deduplicated(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{{ tojson(gdpr_lakehouse._validate_subject_ids(['P0000001', 'U-2', 'P0000001'])) }}"
     )
     assert json.loads(sql) == ["P0000001", "U-2"]
 
 
-def test_short_vacuum_retention_needs_the_opt_in(dbt: DbtProject) -> None:
-    success, errors = dbt.compile_errors(
+def test_short_vacuum_retention_needs_the_opt_in(jinja: Jinja) -> None:
+    success, errors = jinja.compile_errors(
         "{{ gdpr_lakehouse.spark__vacuum_relation('bronze.patients', 0) }}",
     )
     assert not success
     assert "vacuum_allow_short_retention" in errors
 
 
-def test_free_text_keeps_quotes_escaped(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_free_text_keeps_quotes_escaped(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{{ gdpr_lakehouse._sql_string(gdpr_lakehouse._validate_text(\"patient's letter; «Art. 17»\", 'reason')) }}"
     )
     assert sql == "'patient\\'s letter; «Art. 17»'"
 
 
 @pytest.mark.parametrize("text", ["two\\nlines", "back\\\\slash", "   "])
-def test_free_text_rejects_control_characters_and_backslashes(dbt: DbtProject, text: str) -> None:
-    success, errors = dbt.compile_errors(
+def test_free_text_rejects_control_characters_and_backslashes(jinja: Jinja, text: str) -> None:
+    success, errors = jinja.compile_errors(
         f"{{{{ gdpr_lakehouse._validate_text('{text}', 'reason') }}}}",
     )
     assert not success

@@ -1,7 +1,7 @@
-"""Unit layer: render the project's macros through dbt itself and assert their SQL.
+"""Unit layer: render the project's macros and assert their SQL.
 
-`dbt compile --inline` renders with dbt's real Jinja context (dispatch, return,
-exceptions) but opens no warehouse connection, so these tests start no JVM.
+Rendered in plain Jinja (tests/jinja_harness.py: the context `dbt compile --inline`
+gives, no dbt, no warehouse connection, no JVM).
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import json
 
 import pytest
 
-from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
 
 TAG_PREFIX = "set spark.databricks.delta.commitInfo.userMetadata = "
 
 
-def test_set_commit_metadata_renders_a_json_tag(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_set_commit_metadata_renders_a_json_tag(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{{ gdpr_lakehouse.set_commit_metadata('erasure', request_id='R-0001', reason='art 17') }}"
     )
     assert sql.startswith(TAG_PREFIX)
@@ -42,32 +42,23 @@ def test_set_commit_metadata_renders_a_json_tag(dbt: DbtProject) -> None:
         "set_commit_metadata('')",
     ],
 )
-def test_set_commit_metadata_rejects_unsafe_values(
-    dbt: DbtProject, call: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    result = dbt.invoke(
-        "compile",
-        "--no-populate-cache",
-        "--inline",
-        "{{ gdpr_lakehouse." + call + " }}",
-        expect_success=False,
-    )
-    assert not result.success
-    message = str(result.exception) + capsys.readouterr().out
+def test_set_commit_metadata_rejects_unsafe_values(jinja: Jinja, call: str) -> None:
+    success, message = jinja.compile_errors("{{ gdpr_lakehouse." + call + " }}")
+    assert not success
     assert "is not allowed in a commit tag" in message
     # says what is allowed: the safe set, or for free text (reason) what is not
     assert "letters, digits, space" in message or "without control characters" in message
 
 
-def test_reset_commit_metadata(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline("{{ gdpr_lakehouse.reset_commit_metadata() }}")
+def test_reset_commit_metadata(jinja: Jinja) -> None:
+    sql = jinja.compile_inline("{{ gdpr_lakehouse.reset_commit_metadata() }}")
     assert sql == "reset spark.databricks.delta.commitInfo.userMetadata"
 
 
-def test_history_metric_reads_both_map_renderings(dbt: DbtProject) -> None:
+def test_history_metric_reads_both_map_renderings(jinja: Jinja) -> None:
     python_style = "{'numFiles': '1', 'numOutputRows': '42'}"
     json_style = '{"numTargetRowsInserted":"7","numTargetRowsUpdated":"3"}'
-    sql = dbt.compile_inline(
+    sql = jinja.compile_inline(
         '{{ gdpr_lakehouse._history_metric("' + python_style + "\", 'numOutputRows') }}|"
         "{{ gdpr_lakehouse._history_metric('" + json_style + "', 'numTargetRowsUpdated') }}|"
         "{{ gdpr_lakehouse._history_metric('" + json_style + "', 'numTargetRowsDeleted') }}"
@@ -76,23 +67,18 @@ def test_history_metric_reads_both_map_renderings(dbt: DbtProject) -> None:
 
 
 def test_key_envelope_reads_the_kek_inside_spark_only(
-    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch
+    jinja: Jinja, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kek = "ab" * 32
     monkeypatch.setenv("LAKEHOUSE_KEK", kek)
-    sql = dbt.compile_inline(
+    sql = jinja.compile_inline(
         "{{ gdpr_lakehouse.wrap_key('data_key') }} | {{ gdpr_lakehouse.unwrap_key('data_key') }}"
     )
     assert sql.startswith("data_key | data_key")  # off by default
-    result = dbt.invoke(
-        "compile",
-        "--no-populate-cache",
-        "--vars",
-        "{key_envelope: true}",
-        "--inline",
-        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}",
+    enveloped = jinja.with_vars("{key_envelope: true}")
+    sql = enveloped.compile_inline(
+        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}"
     )
-    sql = result.result.results[0].node.compiled_code.strip()
     read = "unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK'))"
     required = (
         f"coalesce({read}, raise_error('the key-encryption key is not in the environment "
@@ -101,47 +87,32 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
     assert sql == f"aes_encrypt(k, {required}, 'GCM') | aes_decrypt(k, {required}, 'GCM')"
     assert kek not in sql and "${" not in sql
     # a view that consumers query: NULL keys where their process holds no KEK
-    result = dbt.invoke(
-        "compile",
-        "--no-populate-cache",
-        "--vars",
-        "{key_envelope: true}",
-        "--inline",
-        "{{ gdpr_lakehouse.unwrap_key('k', required=false) }}",
-    )
-    sql = result.result.results[0].node.compiled_code.strip()
+    sql = enveloped.compile_inline("{{ gdpr_lakehouse.unwrap_key('k', required=false) }}")
     assert sql == f"try_aes_decrypt(k, {read}, 'GCM')"
 
 
 def test_key_envelope_without_a_kek_is_a_clear_error(
-    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    jinja: Jinja, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LAKEHOUSE_KEK", "too-short")
-    result = dbt.invoke(
-        "compile",
-        "--no-populate-cache",
-        "--vars",
-        "{key_envelope: true}",
-        "--inline",
-        "{{ gdpr_lakehouse.wrap_key('k') }}",
-        expect_success=False,
+    success, output = jinja.with_vars("{key_envelope: true}").compile_errors(
+        "{{ gdpr_lakehouse.wrap_key('k') }}"
     )
-    assert not result.success
-    output = str(result.exception) + capsys.readouterr().out
+    assert not success
     assert "LAKEHOUSE_KEK is not a 256-bit key in hex" in output
     assert "too-short" not in output
 
 
-def test_new_data_key_draws_three_distinct_ivs(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline("{{ gdpr_lakehouse.new_data_key('subject_id') }}")
+def test_new_data_key_draws_three_distinct_ivs(jinja: Jinja) -> None:
+    sql = jinja.compile_inline("{{ gdpr_lakehouse.new_data_key('subject_id') }}")
     assert sql.count("aes_encrypt(") == 3
     for part in range(3):
         assert f"concat(subject_id, ':{part}')" in sql
     assert "rand(" not in sql and "uuid(" not in sql
 
 
-def test_retention_intervals_are_read_as_hours(dbt: DbtProject) -> None:
-    rendered = dbt.compile_inline(
+def test_retention_intervals_are_read_as_hours(jinja: Jinja) -> None:
+    rendered = jinja.compile_inline(
         "{{ [gdpr_lakehouse._retention_hours('interval 7 days'), "
         "gdpr_lakehouse._retention_hours('1 hours'), gdpr_lakehouse._retention_hours('interval 2 weeks'), "
         "gdpr_lakehouse._retention_hours('forever'), gdpr_lakehouse._retention_hours(none)] | tojson }}"

@@ -8,12 +8,13 @@ import re
 import pytest
 
 from python_jobs.request_states import is_subject_id, request_states, status_in, subject_id_pattern
-from tests.dbt_harness import ROOT, DbtProject
+from tests.dbt_harness import ROOT
+from tests.jinja_harness import Jinja
 
 
-def test_the_jobs_and_the_operations_read_the_same_states(dbt: DbtProject) -> None:
+def test_the_jobs_and_the_operations_read_the_same_states(jinja: Jinja) -> None:
     for group in ("open", "unfinished", "begun", "fulfilled"):
-        rendered = dbt.compile_inline(f"{{{{ gdpr_lakehouse.request_status_in('{group}') }}}}")
+        rendered = jinja.compile_inline(f"{{{{ gdpr_lakehouse.request_status_in('{group}') }}}}")
         assert rendered == status_in(group)
     states = request_states()
     assert set(states["open"]) < set(states["unfinished"]) <= set(states["states"])
@@ -22,8 +23,8 @@ def test_the_jobs_and_the_operations_read_the_same_states(dbt: DbtProject) -> No
     assert set(states["begun"]) < set(states["open"])
 
 
-def test_an_unknown_group_is_refused(dbt: DbtProject) -> None:
-    success, errors = dbt.compile_errors(
+def test_an_unknown_group_is_refused(jinja: Jinja) -> None:
+    success, errors = jinja.compile_errors(
         "{{ gdpr_lakehouse.request_status_in('closed') }}",
     )
     assert not success
@@ -48,9 +49,9 @@ def test_no_other_file_spells_out_a_group_of_states(folder: str) -> None:
 
 
 def test_the_scan_and_the_operations_accept_the_same_subject_ids(
-    dbt: DbtProject, monkeypatch: pytest.MonkeyPatch
+    jinja: Jinja, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rendered = dbt.compile_inline("{{ gdpr_lakehouse.default_subject_id_pattern() }}")
+    rendered = jinja.compile_inline("{{ gdpr_lakehouse.default_subject_id_pattern() }}")
     assert subject_id_pattern().pattern == rendered
     assert is_subject_id("P0000001")
     for refused in ("__tombstone__", " P1", "-P1", "P1;", "x" * 65, None):

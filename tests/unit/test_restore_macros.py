@@ -1,13 +1,13 @@
 """Unit layer for restore_version: how far back RESTORE reaches (from a history), the
-re-erasure statement, argument checks. Rendered through dbt itself (`dbt compile
---inline`), no warehouse connection, no JVM.
+re-erasure statement, argument checks. Rendered in plain Jinja (tests/jinja_harness.py),
+no dbt, no warehouse connection, no JVM.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.dbt_harness import DbtProject
+from tests.jinja_harness import Jinja
 
 # A history (newest first) as delta_history() returns it; minutes after 10:00.
 HISTORY = """
@@ -21,18 +21,18 @@ HISTORY = """
 """
 
 
-def _oldest(dbt: DbtProject, rows: str) -> int:
+def _oldest(jinja: Jinja, rows: str) -> int:
     sql = HISTORY.replace("ROWS", rows) + "{{ gdpr_lakehouse._oldest_restorable(history) }}"
-    return int(dbt.compile_inline(sql))
+    return int(jinja.compile_inline(sql))
 
 
-def test_nothing_vacuumed_reaches_the_first_version(dbt: DbtProject) -> None:
+def test_nothing_vacuumed_reaches_the_first_version(jinja: Jinja) -> None:
     rows = "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'), (1, 5, 'MERGE', {'numTargetFilesRemoved': 1}, '')]"
-    assert _oldest(dbt, rows) == 0
+    assert _oldest(jinja, rows) == 0
 
 
 def test_vacuum_cuts_off_versions_before_the_last_file_removal_past_its_retention(
-    dbt: DbtProject,
+    jinja: Jinja,
 ) -> None:
     # files removed at v2 (10:10) and v4 (10:40); VACUUM at 11:00 keeping 30 minutes:
     # only v2's removed files are gone, so v2 is the oldest restorable version
@@ -45,10 +45,10 @@ def test_vacuum_cuts_off_versions_before_the_last_file_removal_past_its_retentio
         " (5, 60, 'VACUUM START', {}, '{specifiedRetentionMillis: 1800000, defaultRetentionMillis: 604800000}'),"
         " (6, 60, 'VACUUM END', {'numDeletedFiles': 1}, '{status: COMPLETED}')]"
     )
-    assert _oldest(dbt, rows) == 2
+    assert _oldest(jinja, rows) == 2
 
 
-def test_zero_hour_vacuum_after_reorg_leaves_only_the_reorg_onwards(dbt: DbtProject) -> None:
+def test_zero_hour_vacuum_after_reorg_leaves_only_the_reorg_onwards(jinja: Jinja) -> None:
     rows = (
         "[(0, 0, 'WRITE', {'numOutputRows': 5}, '{mode: Append}'),"
         " (1, 1, 'MERGE', {'numTargetDeletionVectorsAdded': 1}, ''),"
@@ -56,16 +56,16 @@ def test_zero_hour_vacuum_after_reorg_leaves_only_the_reorg_onwards(dbt: DbtProj
         " (3, 3, 'VACUUM START', {}, '{specifiedRetentionMillis: 0, defaultRetentionMillis: 604800000}'),"
         " (4, 3, 'VACUUM END', {'numDeletedFiles': 1}, '')]"
     )
-    assert _oldest(dbt, rows) == 2
+    assert _oldest(jinja, rows) == 2
 
 
-def test_default_retention_keeps_recent_versions(dbt: DbtProject) -> None:
+def test_default_retention_keeps_recent_versions(jinja: Jinja) -> None:
     rows = (
         "[(0, 0, 'CREATE OR REPLACE TABLE AS SELECT', {'numOutputRows': 5}, ''),"
         " (1, 1, 'CREATE OR REPLACE TABLE AS SELECT', {'numOutputRows': 5}, ''),"
         " (2, 2, 'VACUUM START', {}, '{defaultRetentionMillis: 604800000}')]"
     )
-    assert _oldest(dbt, rows) == 0
+    assert _oldest(jinja, rows) == 0
 
 
 @pytest.mark.parametrize(
@@ -80,8 +80,8 @@ def test_default_retention_keeps_recent_versions(dbt: DbtProject) -> None:
         ("21/11/2026", False),
     ],
 )
-def test_timestamp_text_is_checked_before_any_sql(dbt: DbtProject, value: str, ok: bool) -> None:
-    success, errors = dbt.compile_errors(
+def test_timestamp_text_is_checked_before_any_sql(jinja: Jinja, value: str, ok: bool) -> None:
+    success, errors = jinja.compile_errors(
         "{{ gdpr_lakehouse._validate_timestamp_text(" + repr(value) + ") }}",
     )
     assert success == ok
@@ -89,8 +89,8 @@ def test_timestamp_text_is_checked_before_any_sql(dbt: DbtProject, value: str, o
         assert "is not a timestamp" in errors
 
 
-def test_reerasure_matches_every_tombstone_in_the_relations_key(dbt: DbtProject) -> None:
-    sql = dbt.compile_inline(
+def test_reerasure_matches_every_tombstone_in_the_relations_key(jinja: Jinja) -> None:
+    sql = jinja.compile_inline(
         "{% set ctx = {'tombstones': 'privacy.erasure_tombstones', 'requests': 'privacy.erasure_requests',"
         " 'vault': 'privacy.subject_keys', 'system_keys': 'privacy.system_keys'} %}"
         "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.patients', 'silver.patients') %}"
@@ -108,7 +108,7 @@ def test_reerasure_matches_every_tombstone_in_the_relations_key(dbt: DbtProject)
     assert "on target.`patient_pseudonym` = erase.erase_key" in silver
 
 
-def test_change_feed_reach_after_a_vacuum(dbt: DbtProject) -> None:
+def test_change_feed_reach_after_a_vacuum(jinja: Jinja) -> None:
     """A zero-hour VACUUM at 10:03 deletes the change files of every commit before it:
     a Change Data Feed consumer must start from the VACUUM on (or recount)."""
     rows = (
@@ -119,15 +119,15 @@ def test_change_feed_reach_after_a_vacuum(dbt: DbtProject) -> None:
         " (4, 3, 'VACUUM END', {'numDeletedFiles': 2}, '')]"
     )
     sql = HISTORY.replace("ROWS", rows) + "{{ gdpr_lakehouse._cdf_readable_from_history(history) }}"
-    assert int(dbt.compile_inline(sql)) == 3
+    assert int(jinja.compile_inline(sql)) == 3
     # a 7-day VACUUM deletes nothing this recent
     week = rows.replace("specifiedRetentionMillis: 0, ", "")
     sql = HISTORY.replace("ROWS", week) + "{{ gdpr_lakehouse._cdf_readable_from_history(history) }}"
-    assert int(dbt.compile_inline(sql)) == 0
+    assert int(jinja.compile_inline(sql)) == 0
 
 
 def test_anonymous_aggregates_count_each_erasure_once_and_name_those_vacuumed(
-    dbt: DbtProject,
+    jinja: Jinja,
 ) -> None:
     """gold's anonymous aggregates read the rows gdpr_erase deleted (purpose erase),
     not a restore's re-erasure, only in versions they have not consumed; an erasure
@@ -146,10 +146,10 @@ def test_anonymous_aggregates_count_each_erasure_once_and_name_those_vacuumed(
     )
     found = "{{ gdpr_lakehouse._erasure_versions(history, CONSUMED, 7) }}"
     sql = history.replace("ROWS", rows) + found
-    assert dbt.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
+    assert jinja.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
         "{'readable': [1, 5, 7], 'lost': []}"
     )
-    assert dbt.compile_inline(sql.replace("CONSUMED", "5")).strip() == (
+    assert jinja.compile_inline(sql.replace("CONSUMED", "5")).strip() == (
         "{'readable': [7], 'lost': []}"
     )
     vacuumed = rows.replace(
@@ -157,12 +157,12 @@ def test_anonymous_aggregates_count_each_erasure_once_and_name_those_vacuumed(
         "(6, 6, 'VACUUM START', {}, '{specifiedRetentionMillis: 0}')",
     )
     sql = history.replace("ROWS", vacuumed) + found
-    assert dbt.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
+    assert jinja.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
         "{'readable': [7], 'lost': [1, 5]}"
     )
 
 
-def _floor(dbt: DbtProject, rows: str, hours: float, now_minute: int) -> str:
+def _floor(jinja: Jinja, rows: str, hours: float, now_minute: int) -> str:
     sql = (
         HISTORY.replace("ROWS", rows)
         + "{%- set f = gdpr_lakehouse._time_travel_floor_of(history, "
@@ -171,7 +171,7 @@ def _floor(dbt: DbtProject, rows: str, hours: float, now_minute: int) -> str:
         + str(now_minute)
         + ") -%}{{ f.version }}/{{ f.hours }}"
     )
-    return dbt.compile_inline(sql).strip()
+    return jinja.compile_inline(sql).strip()
 
 
 FOUR_VERSIONS = (
@@ -180,18 +180,18 @@ FOUR_VERSIONS = (
 )
 
 
-def test_time_travel_reaches_only_inside_the_deleted_file_retention(dbt: DbtProject) -> None:
+def test_time_travel_reaches_only_inside_the_deleted_file_retention(jinja: Jinja) -> None:
     # Delta 4.1+ refuses versions committed before now - deletedFileRetentionDuration:
     # at 13:30 with 2 h retention, v0 (10:00) and v1 (11:00) are out, v2 (12:00) is in
-    assert _floor(dbt, FOUR_VERSIONS, 2, 210) == "2/2"
+    assert _floor(jinja, FOUR_VERSIONS, 2, 210) == "2/2"
     # the newest version is always reachable, however old
-    assert _floor(dbt, FOUR_VERSIONS, 1, 600) == "3/1"
+    assert _floor(jinja, FOUR_VERSIONS, 1, 600) == "3/1"
     # a week's retention reaches everything
-    assert _floor(dbt, FOUR_VERSIONS, 168, 210) == "0/168"
+    assert _floor(jinja, FOUR_VERSIONS, 168, 210) == "0/168"
 
 
-def test_a_version_about_to_leave_the_window_counts_as_gone(dbt: DbtProject) -> None:
+def test_a_version_about_to_leave_the_window_counts_as_gone(jinja: Jinja) -> None:
     # v1 (11:00) leaves a 2 h window at 13:00; at 12:55 a restore planned on it could
     # fail halfway, so it is out already
-    assert _floor(dbt, FOUR_VERSIONS, 2, 175) == "2/2"
-    assert _floor(dbt, FOUR_VERSIONS, 2, 165) == "1/2"
+    assert _floor(jinja, FOUR_VERSIONS, 2, 175) == "2/2"
+    assert _floor(jinja, FOUR_VERSIONS, 2, 165) == "1/2"
