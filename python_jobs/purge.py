@@ -67,7 +67,7 @@ from python_jobs.project import (
     run_job,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
-from python_jobs.reorg import reorg_in_local_app
+from python_jobs.reorg import quoted, reorg_in_local_app
 from python_jobs.request_states import status_in
 
 SAFETY_HOURS = 168
@@ -176,53 +176,92 @@ def _has_deletion_vectors(location: str) -> bool:
 
 
 def reorg_purge(spark: SparkSession, ref: str) -> int:
-    """REORG TABLE ... APPLY (PURGE): rewrite every file with a deletion vector, so the
-    rows it marks are physically gone; returns the files rewritten.
+    """REORG TABLE ... APPLY (PURGE) of one table; the files rewritten (reorg_purge_all)."""
+    return reorg_purge_all(spark, [ref])[ref]
 
-    A liquid-clustered table needs a detour: Delta (4.0.1-4.4.0) skips files OPTIMIZE has
-    already clustered, so its REORG PURGE rewrites nothing and the deleted rows stay in
-    their Parquet files (bench/run.py found it: REORG of a clustered 6.5M-row table took
-    0.9 core-s and purged nothing). The table is unclustered (CLUSTER BY NONE), purged,
-    and clustered again by the same columns; the rewritten files are clustered again
-    by the next OPTIMIZE. The columns are kept in a table property first, so a run
-    that dies half-way is finished by the next one."""
+
+def _unclustered(spark: SparkSession, ref: str) -> tuple[str, list[str]]:
+    """(location, clustering columns); a clustered table is unclustered first, its
+    columns kept in a table property so a run that dies half-way is finished by the
+    next one."""
     detail = spark.sql(f"describe detail {ref}").first().asDict()
     columns = list(detail.get("clusteringColumns") or [])
     kept = (detail.get("properties") or {}).get(CLUSTER_BY_PROPERTY)
     if kept and not columns:  # an interrupted detour: finish it
         columns = [c for c in kept.split(",") if c]
     if columns:
-        quoted = ", ".join("`" + c.replace("`", "``") + "`" for c in columns)
         spark.sql(
             f"alter table {ref} set tblproperties ('{CLUSTER_BY_PROPERTY}' = '{','.join(columns)}')"
         ).collect()
         spark.sql(f"alter table {ref} cluster by none").collect()
-    before = _version(spark, ref)
-    if reorg_purge_supported(spark):
-        spark.sql(f"reorg table {ref} apply (purge)").collect()
-        rewritten = _metric(spark, ref, "REORG", "numRemovedFiles", before)
-    elif not _has_deletion_vectors(detail["location"]):
-        rewritten = 0  # nothing marked: no application to start
-    else:
-        # on a cluster: REORG in a local application on the same storage (python_jobs.reorg)
-        tag = spark.conf.get("spark.databricks.delta.commitInfo.userMetadata", None)
-        tag = tag or commit_tag("python_jobs.purge", "purge")
-        rewritten = sum(reorg_in_local_app([ref], tag).values())
+    return detail["location"], columns
+
+
+def _clustered_again(spark: SparkSession, ref: str, columns: list[str]) -> None:
     if columns:
-        spark.sql(f"alter table {ref} cluster by ({quoted})").collect()
+        quoted_columns = ", ".join("`" + c.replace("`", "``") + "`" for c in columns)
+        spark.sql(f"alter table {ref} cluster by ({quoted_columns})").collect()
         spark.sql(
             f"alter table {ref} unset tblproperties if exists ('{CLUSTER_BY_PROPERTY}')"
         ).collect()
+
+
+def reorg_purge_all(spark: SparkSession, refs: list[str]) -> dict[str, int]:
+    """REORG TABLE ... APPLY (PURGE) of each table: rewrite every file with a deletion
+    vector, so the rows it marks are physically gone; {ref: files rewritten}.
+
+    On a cluster (reorg_purge_supported) the tables that carry a deletion vector are
+    purged in one local application for all of them (python_jobs.reorg): one JVM start
+    per purge, not one per table (on the loopback cluster a request's ~10 relations
+    took 10 minutes one application each).
+
+    A liquid-clustered table needs a detour: Delta (4.0.1-4.4.0) skips files OPTIMIZE has
+    already clustered, so its REORG PURGE rewrites nothing and the deleted rows stay in
+    their Parquet files (bench/run.py found it: REORG of a clustered 6.5M-row table took
+    0.9 core-s and purged nothing). The table is unclustered (CLUSTER BY NONE), purged,
+    and clustered again by the same columns; the rewritten files are clustered again
+    by the next OPTIMIZE."""
+    rewritten: dict[str, int] = {}
+    in_place = reorg_purge_supported(spark)
+    elsewhere: list[str] = []
+    detours: dict[str, list[str]] = {}
+    for ref in refs:
+        location, detours[ref] = _unclustered(spark, ref)
+        if in_place:
+            before = _version(spark, ref)
+            spark.sql(f"reorg table {ref} apply (purge)").collect()
+            rewritten[ref] = _metric(spark, ref, "REORG", "numRemovedFiles", before)
+        elif _has_deletion_vectors(location):
+            elsewhere.append(ref)
+        else:
+            rewritten[ref] = 0  # nothing marked: nothing to start an application for
+    if elsewhere:
+        tag = spark.conf.get("spark.databricks.delta.commitInfo.userMetadata", None)
+        tag = tag or commit_tag("python_jobs.purge", "purge")
+        print(
+            f"  REORG PURGE of {len(elsewhere)} relation(s) in one local application "
+            "(Delta cannot purge on a cluster's executors, delta-io/delta#5697)",
+            flush=True,
+        )
+        done = reorg_in_local_app(elsewhere, tag)
+        rewritten.update({ref: done[quoted(ref)] for ref in elsewhere})
+    for ref in refs:
+        _clustered_again(spark, ref, detours[ref])
     return rewritten
 
 
 def purge_relation(
-    spark: SparkSession, relation: DeltaRelation, retain_hours: float | None
+    spark: SparkSession,
+    relation: DeltaRelation,
+    retain_hours: float | None,
+    reorg_files: int | None = None,
 ) -> PurgeResult:
-    """REORG PURGE then VACUUM one relation; the caller has validated retain_hours."""
+    """REORG PURGE (unless the caller did, reorg_files) then VACUUM one relation; the
+    caller has validated retain_hours."""
     ref = table_ref(spark, relation)
     started = time.perf_counter()
-    reorg_files = reorg_purge(spark, ref)
+    if reorg_files is None:
+        reorg_files = reorg_purge(spark, ref)
     effective = retain_hours if retain_hours is not None else table_retention_hours(spark, ref)
     settings = {}
     if effective < table_retention_hours(spark, ref):
@@ -620,8 +659,13 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             f"  request log: {expired} request(s) purged more than {retention_days} day(s) ago "
             "lost their subject id (var erasure_record_retention_days)"
         )
+        refs = {relation.name: table_ref(spark, relation) for relation in targets}
+        # every REORG first: on a cluster they run in one local application
+        reorged = reorg_purge_all(spark, list(refs.values()))
         for relation in targets:
-            result = purge_relation(spark, relation, args.retain_hours)
+            result = purge_relation(
+                spark, relation, args.retain_hours, reorged[refs[relation.name]]
+            )
             results.append(result)
             print(
                 f"  {result.relation.replace('`', ''):32} retain {result.retain_hours:g} h  "

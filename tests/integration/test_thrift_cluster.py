@@ -203,6 +203,8 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
         "--allow-short-retention",
     )
     assert "Purged" in purge.stdout, purge.stdout
+    # every relation with a deletion vector in one local application, not one each
+    assert purge.stdout.count("in one local application") == 1, purge.stdout
     # the REORG ran in a local application of its own (python_jobs.reorg): the cluster
     # saw one application, the purge job's
     assert len(_applications(cluster)) == registered + 1
