@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,7 +35,6 @@ class Jinja:
     vars: dict[str, Any] | str | None = None
     target: str = "spark"
     graph: dict[str, Any] | None = None
-    printed: list[str] = field(default_factory=list)
 
     def with_vars(self, vars_: dict[str, Any] | str | None, target: str | None = None) -> Jinja:
         """This renderer with other vars (a dict, or YAML as `--vars` takes it) and,
@@ -62,8 +61,7 @@ class Jinja:
             return default
 
         def show(message: Any, info: bool = False) -> str:
-            self.printed.append(str(message))
-            return ""
+            return ""  # dbt's log() and print() render nothing into the SQL
 
         import pytz
 
