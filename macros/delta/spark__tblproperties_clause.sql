@@ -1,8 +1,9 @@
 {#
     dbt-spark's tblproperties clause, with two additions for every Delta relation:
-    - PII and subject keys stay out of Delta statistics: when the node's privacy meta
-      names pii_columns or a subject_key, delta.dataSkippingStatsColumns is set to its
-      other documented columns (but those whose yml data_type is a map, array or
+    - PII, subject keys, direct identifiers and special-category values stay out of
+      Delta statistics: when the node's privacy meta names pii_columns, a subject_key
+      or columns of those classes, delta.dataSkippingStatsColumns is set to its other
+      documented columns (but those whose yml data_type is a map, array or
       struct). The min/max of such a column in the transaction log would be a copy
       that erasure cannot reach and that outlives a purge by the log's retention:
       a raw id or a pseudonym beside a file's other statistics. An explicit value in
@@ -30,15 +31,18 @@
 
 
 {#- The columns a relation's Delta statistics must not hold: its PII columns, its
-    subject key (a raw id or a pseudonym) and any other pseudonym column (named
-    *pseudonym) among the given column names. -#}
+    subject key (a raw id or a pseudonym), any other pseudonym column (named
+    *pseudonym) among the given column names, and every column the contract classes
+    direct_identifier or special_category (privacy_column_classes). -#}
 {% macro _stats_excluded_columns(privacy, column_names) -%}
     {%- set excluded = [] -%}
+    {%- set classes = gdpr_lakehouse.privacy_column_classes(privacy) -%}
     {%- for name in (privacy.get('pii_columns') or []) + [privacy.get('subject_key')]
           + (column_names | select('string') | select('ne', none) | list)
           if name and name not in excluded
           and (name in (privacy.get('pii_columns') or []) or name == privacy.get('subject_key')
-               or (name | lower).endswith('pseudonym')) -%}
+               or (name | lower).endswith('pseudonym')
+               or classes.get(name | lower) in ('direct_identifier', 'special_category')) -%}
         {%- do excluded.append(name) -%}
     {%- endfor -%}
     {{ return(excluded) }}

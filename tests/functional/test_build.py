@@ -90,12 +90,17 @@ def test_pii_and_subject_keys_are_kept_out_of_delta_statistics(
     """The log's min/max of a PII column, a raw subject id or a pseudonym would outlive
     the erasure (and the purge, for the log's retention). On a 20-patient lakehouse
     built by the previous version, 19 such columns of 17 relations had statistics
-    (bronze ids, the request log, legal holds, the vault, silver and gold pseudonyms)."""
+    (bronze ids, the request log, legal holds, the vault, silver and gold pseudonyms).
+    Nor does any column the contract classes direct_identifier (a source record id such
+    as bronze.encounters' encounter_id, kept there until the column classes) or
+    special_category (its diagnosis_code and cost)."""
     checked = 0
     for relation in built["relations"].values():
         private = set(relation.privacy.get("pii_columns") or [])
         if relation.privacy.get("subject_key"):
             private.add(relation.privacy["subject_key"])
+        for kind in ("direct_identifier", "special_category"):
+            private.update((relation.privacy.get("classes") or {}).get(kind) or [])
         if not private:
             continue
         stats = _properties(spark, relation)["delta.dataSkippingStatsColumns"].split(",")

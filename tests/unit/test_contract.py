@@ -30,9 +30,21 @@ def test_clean_nodes_have_no_problems(jinja: Jinja) -> None:
                 "subject_key": "patient_id",
                 "on_erasure": "delete",
                 "pii_columns": ["email_enc", "birth_year"],
+                "classes": {
+                    "direct_identifier": ["patient_id", "email_enc"],
+                    "quasi_identifier": ["birth_year"],
+                    "non_personal": ["department_name"],
+                },
             },
         ),
-        _node("model.x.agg", {"on_erasure": "retain", "pii_columns": []}),
+        _node(
+            "model.x.agg",
+            {
+                "on_erasure": "retain",
+                "pii_columns": [],
+                "classes": {"quasi_identifier": ["City"], "non_personal": ["patient_count"]},
+            },
+        ),
     ]
     columns = {
         "model.x.ok": ["patient_id", "email_enc", "birth_year", "department_name"],
@@ -64,7 +76,7 @@ def test_known_bad_nodes_are_caught(jinja: Jinja) -> None:
             "url",
         ]
     }
-    problems = _problems(jinja, nodes, columns)
+    problems = [p for p in _problems(jinja, nodes, columns) if "meta.privacy.classes" not in p[2]]
     by_node: dict[str, list] = {}
     for uid, column, problem in problems:
         by_node.setdefault(uid, []).append((column, problem))
@@ -80,3 +92,99 @@ def test_known_bad_nodes_are_caught(jinja: Jinja) -> None:
         "national_id",
         "username",
     }
+
+
+def test_every_column_needs_exactly_one_known_class(jinja: Jinja) -> None:
+    """The column classes, proven on a known-bad node: a column with no class, one in
+    two, an unknown class, a class naming a column the node lacks, and personal data
+    (the subject key, a pseudonym, a pii_columns entry, a name that looks like PII)
+    classed non_personal are each named."""
+    nodes = [
+        _node(
+            "model.x.bad",
+            {
+                "subject_key": "patient_id",
+                "on_erasure": "delete",
+                "pii_columns": ["email_enc"],
+                "classes": {
+                    "direct_identifier": ["encounter_id"],
+                    "quasi_identifier": ["city", "Encounter_Id"],
+                    "special_category": ["missing_column"],
+                    "non_personal": [
+                        "patient_id",
+                        "other_pseudonym",
+                        "email_enc",
+                        "phone",
+                        "cost",
+                    ],
+                    "health": ["diagnosis_code"],
+                },
+            },
+        ),
+        _node("model.x.flat", {"on_erasure": "retain", "pii_columns": [], "classes": ["city"]}),
+        _node(
+            "model.x.unlisted",
+            {"on_erasure": "retain", "pii_columns": [], "classes": {"non_personal": "city"}},
+        ),
+    ]
+    columns = {
+        "model.x.bad": [
+            "encounter_id",
+            "patient_id",
+            "other_pseudonym",
+            "email_enc",
+            "phone",
+            "city",
+            "cost",
+            "diagnosis_code",
+            "admitted_at",
+        ],
+        "model.x.flat": ["city"],
+        "model.x.unlisted": ["city"],
+    }
+    allowed = "direct_identifier, quasi_identifier, special_category, non_personal"
+    found = {tuple(p) for p in _problems(jinja, nodes, columns)}
+    assert found == {
+        (
+            "model.x.bad",
+            "",
+            f"meta.privacy.classes has an unknown class health (allowed: {allowed})",
+        ),
+        (
+            "model.x.bad",
+            "encounter_id",
+            "is in two classes: direct_identifier and quasi_identifier",
+        ),
+        (
+            "model.x.bad",
+            "missing_column",
+            "is classed special_category but the node has no such column",
+        ),
+        ("model.x.bad", "patient_id", "is the subject key but classed non_personal"),
+        ("model.x.bad", "other_pseudonym", "is a pseudonym but classed non_personal"),
+        ("model.x.bad", "email_enc", "is in pii_columns but classed non_personal"),
+        ("model.x.bad", "phone", "looks like personal data but is not in pii_columns"),
+        ("model.x.bad", "phone", "looks like personal data but is classed non_personal"),
+        ("model.x.bad", "diagnosis_code", f"has no class in meta.privacy.classes ({allowed})"),
+        ("model.x.bad", "admitted_at", f"has no class in meta.privacy.classes ({allowed})"),
+        (
+            "model.x.flat",
+            "",
+            f"meta.privacy.classes must map a class ({allowed}) to a list of columns",
+        ),
+        ("model.x.flat", "city", f"has no class in meta.privacy.classes ({allowed})"),
+        (
+            "model.x.unlisted",
+            "",
+            "meta.privacy.classes.non_personal must be a list of column names",
+        ),
+        ("model.x.unlisted", "city", f"has no class in meta.privacy.classes ({allowed})"),
+    }
+
+
+def test_a_node_without_classes_names_each_unclassed_column(jinja: Jinja) -> None:
+    """An adopter's model from before the classes: each column is named, so the fix is
+    clear, and nothing passes because the map is absent."""
+    nodes = [_node("model.x.old", {"on_erasure": "retain", "pii_columns": []})]
+    found = _problems(jinja, nodes, {"model.x.old": ["city", "patient_count"]})
+    assert [column for _, column, _ in found] == ["city", "patient_count"]

@@ -30,6 +30,29 @@ def test_pii_the_subject_key_and_pseudonyms_are_left_out() -> None:
     ) == {"delta.dataSkippingStatsColumns": "request_id"}
 
 
+def test_direct_identifiers_and_special_category_values_are_left_out() -> None:
+    """The contract's classes: a source record id (direct_identifier) and a diagnosis or
+    a cost (special_category) stay out; a quasi-identifier (an event time, which data
+    skipping needs) and a non-personal column stay in."""
+    bronze = {
+        "subject_key": "patient_id",
+        "pii_columns": [],
+        "classes": {
+            "direct_identifier": ["encounter_id", "patient_id"],
+            "quasi_identifier": ["admitted_at"],
+            "special_category": ["Diagnosis_Code", "cost"],
+            "non_personal": ["source_op"],
+        },
+    }
+    assert Macros()._stats_columns_property(
+        bronze,
+        _columns(
+            "encounter_id", "patient_id", "admitted_at", "diagnosis_code", "cost", "source_op"
+        ),
+        {},
+    ) == {"delta.dataSkippingStatsColumns": "admitted_at,source_op"}
+
+
 def test_nothing_to_leave_out_or_an_explicit_list_sets_nothing() -> None:
     macros = Macros()
     assert macros._stats_columns_property({}, _columns("city", "patient_count"), {}) == {}

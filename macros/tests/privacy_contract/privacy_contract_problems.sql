@@ -18,11 +18,65 @@
                 {%- do problems.append([node.unique_id, '', 'on_erasure ' ~ on_erasure ~ ' needs a subject_key']) -%}
             {%- endif -%}
             {%- set declared = privacy.get('pii_columns') or [] -%}
-            {%- for column in columns_by_node.get(node.unique_id, []) -%}
-                {%- if modules.re.search(pattern, column | lower) and column | lower not in declared -%}
-                    {%- do problems.append([node.unique_id, column | lower, 'looks like personal data but is not in pii_columns']) -%}
+            {%- set columns = columns_by_node.get(node.unique_id, []) | map('lower') | list -%}
+            {%- for column in columns -%}
+                {%- if modules.re.search(pattern, column) and column not in declared -%}
+                    {%- do problems.append([node.unique_id, column, 'looks like personal data but is not in pii_columns']) -%}
                 {%- endif -%}
             {%- endfor -%}
+            {%- do problems.extend(gdpr_lakehouse._column_class_problems(node.unique_id, privacy, columns, pattern)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(problems) }}
+{%- endmacro %}
+
+{#- The column classes (privacy_column_classes) checked: every column in exactly one of
+    the four classes, no other class, no column the node does not have; a subject key,
+    a pseudonym or a column that looks like personal data is never non_personal, nor
+    is a pii_columns entry. -#}
+{% macro _column_class_problems(uid, privacy, columns, pattern) -%}
+    {%- set problems = [] -%}
+    {%- set names = gdpr_lakehouse._privacy_class_names() -%}
+    {%- set allowed = names | join(', ') -%}
+    {%- set classes = privacy.get('classes') -%}
+    {%- if classes is not none and classes is not mapping -%}
+        {%- do problems.append([uid, '', 'meta.privacy.classes must map a class (' ~ allowed ~ ') to a list of columns']) -%}
+        {%- set classes = {} -%}
+    {%- endif -%}
+    {%- set seen = {} -%}
+    {%- for kind, listed in (classes or {}).items() -%}
+        {%- if kind not in names -%}
+            {%- do problems.append([uid, '', 'meta.privacy.classes has an unknown class ' ~ (kind | string)[:60] ~ ' (allowed: ' ~ allowed ~ ')']) -%}
+        {%- elif listed is string or listed is not iterable or listed is mapping -%}
+            {%- do problems.append([uid, '', 'meta.privacy.classes.' ~ kind ~ ' must be a list of column names']) -%}
+        {%- else -%}
+            {%- for column in listed -%}
+                {%- set name = (column | string | lower) -%}
+                {%- if name in seen -%}
+                    {%- do problems.append([uid, name, 'is in two classes: ' ~ seen[name] ~ ' and ' ~ kind]) -%}
+                {%- else -%}
+                    {%- do seen.update({name: kind}) -%}
+                    {%- if name not in columns -%}
+                        {%- do problems.append([uid, name, 'is classed ' ~ kind ~ ' but the node has no such column']) -%}
+                    {%- endif -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set key = (privacy.get('subject_key') or '') | lower -%}
+    {%- set pii = (privacy.get('pii_columns') or []) | map('lower') | list -%}
+    {%- for column in columns -%}
+        {%- set kind = seen.get(column) -%}
+        {%- if kind is none -%}
+            {%- do problems.append([uid, column, 'has no class in meta.privacy.classes (' ~ allowed ~ ')']) -%}
+        {%- elif kind == 'non_personal' and column == key -%}
+            {%- do problems.append([uid, column, 'is the subject key but classed non_personal']) -%}
+        {%- elif kind == 'non_personal' and column.endswith('pseudonym') -%}
+            {%- do problems.append([uid, column, 'is a pseudonym but classed non_personal']) -%}
+        {%- elif kind == 'non_personal' and column in pii -%}
+            {%- do problems.append([uid, column, 'is in pii_columns but classed non_personal']) -%}
+        {%- elif kind == 'non_personal' and modules.re.search(pattern, column) -%}
+            {%- do problems.append([uid, column, 'looks like personal data but is classed non_personal']) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(problems) }}
