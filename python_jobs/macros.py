@@ -76,6 +76,22 @@ class _Relation(str):
         return relation
 
 
+def dbt_modules() -> dict[str, Any]:
+    """What dbt's Jinja context offers as `modules`: only these names of datetime (no
+    `timezone`: a macro that used it rendered here and failed in dbt), and what re and
+    pytz export."""
+    import pytz
+
+    return {
+        "datetime": {
+            name: getattr(datetime, name)
+            for name in ("date", "datetime", "time", "timedelta", "tzinfo")
+        },
+        "re": {name: getattr(re, name) for name in re.__all__},
+        "pytz": {name: getattr(pytz, name) for name in pytz.__all__},
+    }
+
+
 class Macros:
     """The gdpr_lakehouse namespace: every macro of macros/, rendered in plain Jinja.
 
@@ -97,7 +113,7 @@ class Macros:
                 "api": SimpleNamespace(Relation=SimpleNamespace(create=self._create)),
                 "invocation_id": "00000000-0000-0000-0000-000000000000",
                 "return": _return,
-                "modules": SimpleNamespace(re=re, datetime=datetime),
+                "modules": dbt_modules(),
                 "exceptions": SimpleNamespace(raise_compiler_error=_raise),
                 "var": lambda name, default=None: default,
                 "env_var": lambda name, default="": default,

@@ -546,7 +546,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--deadline-days",
         type=float,
         default=30,
-        help="the erasure deadline drawn on the chart (default 30, var erasure_deadline_days)",
+        help="the deadline drawn on the chart, in days (default 30: about one month, var request_deadline)",
     )
     parser.add_argument(
         "--as-of",

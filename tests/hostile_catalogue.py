@@ -38,6 +38,80 @@ CATALOGUE = [
     ("request_erasure", {"subject_ids": [ID], "requested_by": "a\\b"}, "requested_by"),
     ("request_erasure", {"subject_ids": [ID], "requested_by": "d" * 129}, "1 to 128 characters"),
     ("request_erasure", {"subject_ids": [ID], "priority": "high"}, "unknown argument(s) priority"),
+    ("request_erasure", {"subject_ids": [ID], "received_at": "2026-02-30"}, "is not a valid date"),
+    (
+        "request_erasure",
+        {"subject_ids": [ID], "received_at": "10/02/2026"},
+        "is not a date or a time",
+    ),
+    ("request_erasure", {"subject_ids": [ID], "received_at": 20260210}, "is not a date or a time"),
+    (
+        "request_erasure",
+        {
+            "subject_ids": [ID],
+            "received_at": "2026-02-10'; drop table privacy.erasure_requests; --",
+        },
+        "is not a date or a time",
+    ),
+    (
+        "request_erasure",
+        {"subject_ids": [ID], "received_at": "2999-01-01"},
+        "is in the future (now",
+    ),
+    # extend_deadline
+    ("extend_deadline", {}, "extend_deadline: request_id null is not a request id"),
+    (
+        "extend_deadline",
+        {
+            "request_id": "req-1' or '1'='1",
+            "by": 1,
+            "reason": "r",
+            "subject_informed_on": "2026-01-01",
+        },
+        "is not a request id",
+    ),
+    ("extend_deadline", {"request_id": "req-1"}, "give by (further months), reason"),
+    (
+        "extend_deadline",
+        {"request_id": "req-1", "by": 3, "reason": "r", "subject_informed_on": "2026-01-01"},
+        "by (further months) must be a whole number from 1 to 2",
+    ),
+    (
+        "extend_deadline",
+        {"request_id": "req-1", "by": "two", "reason": "r", "subject_informed_on": "2026-01-01"},
+        "must be a whole number from 1 to 2",
+    ),
+    (
+        "extend_deadline",
+        {"request_id": "req-1", "by": 1, "reason": "a\nb", "subject_informed_on": "2026-01-01"},
+        "reason",
+    ),
+    (
+        "extend_deadline",
+        {"request_id": "req-1", "by": 1, "reason": "r", "subject_informed_on": "yesterday"},
+        'subject_informed_on "yesterday" is not a date or a time',
+    ),
+    (
+        "extend_deadline",
+        {
+            "request_id": "req-1",
+            "by": 1,
+            "reason": "r",
+            "subject_informed_on": "2026-01-01",
+            "days": 3,
+        },
+        "unknown argument(s) days",
+    ),
+    (
+        "extend_deadline",
+        {
+            "request_id": "req-20000101T000000-0000000000",
+            "by": 1,
+            "reason": "complex request",
+            "subject_informed_on": "2026-01-01",
+        },
+        "no request req-20000101T000000-0000000000",
+    ),
     # gdpr_erase
     ("gdpr_erase", {"subject_ids": "P0000001"}, "must be a list"),
     ("gdpr_erase", {"subject_ids": []}, "is empty"),
@@ -179,5 +253,6 @@ NEEDS_STATE = [
         "does not exist yet; its versions run from",
         "is in the future",
         "is before the first version",
+        "no request req-20000101T000000-0000000000",
     )
 ]

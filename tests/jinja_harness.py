@@ -14,14 +14,13 @@ import datetime
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import yaml
 
-from python_jobs.macros import Macros
+from python_jobs.macros import Macros, dbt_modules
 from python_jobs.project import project_vars
 
 _UNSET = object()
@@ -73,7 +72,7 @@ class Jinja:
                 name="databricks" if self.target == "databricks" else "local",
                 schema="default",
             ),
-            "modules": SimpleNamespace(re=re, datetime=datetime, pytz=pytz),
+            "modules": dbt_modules(),
             "log": show,
             "print": show,
             "tojson": json.dumps,

@@ -128,3 +128,30 @@
     {%- endif -%}
     {{ return(value | int) }}
 {%- endmacro %}
+
+{#- A moment a person gives (received_at): "YYYY-MM-DD" or "YYYY-MM-DD HH:MM[:SS]", in
+    UTC unless it ends with Z or an offset such as +01:00; a day the calendar has, not
+    after this run started and not before 2000. Returns it as an aware UTC datetime. -#}
+{% macro _validate_moment(value, argument) -%}
+    {%- set usage = "; give \"YYYY-MM-DD\" or \"YYYY-MM-DD HH:MM:SS\" (UTC, or with Z or an offset such as +01:00)" -%}
+    {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?)?(Z|[+-][0-9]{2}:[0-9]{2})?$', value) if value is string else none -%}
+    {%- if not parts -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | tojson)[:60] ~ " is not a date or a time" ~ usage) -%}
+    {%- endif -%}
+    {%- set year, month, day = parts.group(1) | int, parts.group(2) | int, parts.group(3) | int -%}
+    {%- set hour, minute, second = (parts.group(4) or '0') | int, (parts.group(5) or '0') | int, (parts.group(6) or '0') | int -%}
+    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
+    {%- if year < 2000 or month < 1 or month > 12 or day < 1 or day > [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+          or hour > 23 or minute > 59 or second > 59 -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a valid date and time from the year 2000 on" ~ usage) -%}
+    {%- endif -%}
+    {%- set zone = parts.group(7) or 'Z' -%}
+    {%- set offset = 0 if zone == 'Z' else ((zone[1:3] | int) * 60 + (zone[4:6] | int)) * (-1 if zone[0] == '-' else 1) -%}
+    {%- set utc = modules.pytz.utc -%}
+    {%- set moment = (modules.datetime.datetime(year, month, day, hour, minute, second, tzinfo=utc) - modules.datetime.timedelta(minutes=offset)) -%}
+    {%- if moment > run_started_at.astimezone(utc) -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is in the future (now: "
+            ~ run_started_at.astimezone(utc).strftime('%Y-%m-%d %H:%M:%S') ~ " UTC)") -%}
+    {%- endif -%}
+    {{ return(moment) }}
+{%- endmacro %}

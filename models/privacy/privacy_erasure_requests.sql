@@ -18,7 +18,10 @@ with empty as (
         cast(null as timestamp) as shredded_at,
         cast(null as timestamp) as erased_at,
         cast(null as timestamp) as purged_at,
-        cast(null as timestamp) as updated_at
+        cast(null as timestamp) as updated_at,
+        cast(null as int) as deadline_extension,
+        cast(null as string) as extension_reason,
+        cast(null as date) as subject_informed_on
 )
 
 select * from empty

@@ -9,8 +9,10 @@ a crash-resume, a legal hold and the physical purge follow.
 
 from __future__ import annotations
 
+import calendar
 import json
 import tempfile
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -410,18 +412,70 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     assert spark.sql("select sum(rows_affected) from privacy.erasure_evidence").first()[0] == before
 
 
+def _one_month_after(received: date, extension: int) -> datetime:
+    """What Art. 12(3) and Regulation 1182/71 give, computed here independently of the
+    engine: the same day number 1 + extension months later, or that month's last day."""
+    month = received.month + 1 + extension
+    year, month = received.year + (month - 1) // 12, (month - 1) % 12 + 1
+    day = min(received.day, calendar.monthrange(year, month)[1])
+    return datetime(year, month, day, 23, 59, 59)
+
+
 def test_legal_hold_keeps_the_subject_until_released(
     erased: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
     subject_id = spark.sql(
         "select patient_id from bronze.patients order by patient_id desc limit 1"
     ).first()[0]
+    # received ten days ago at 09:30 in Paris, recorded today: the clock runs from receipt
+    received = datetime.now(UTC) - timedelta(days=10)
+    given = received.strftime("%Y-%m-%d") + " 09:30:00+01:00"
+    dbt.operation(
+        "request_erasure",
+        {"subject_ids": [subject_id], "reason": "letter of the patient", "received_at": given},
+    )
     dbt.operation("legal_hold", {"subject_ids": [subject_id], "reason": "malpractice case 2026-17"})
     dbt.operation("gdpr_erase", {"subject_ids": [subject_id]})
     request = spark.sql(
         f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()
     assert request["status"] == "held" and "malpractice case 2026-17" in request["status_reason"]
+    assert request["received_at"] == received.replace(
+        hour=8, minute=30, second=0, microsecond=0, tzinfo=None
+    )
+    assert request["deadline"] == _one_month_after(received.date(), 0)
+
+    # held (Art. 17(3)) and complex: two further months, the subject told today
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    extension = {
+        "request_id": request["request_id"],
+        "by": 2,
+        "reason": "court asked for the records",
+        "subject_informed_on": today,
+    }
+    dbt.operation("extend_deadline", extension)
+    extended = spark.sql(
+        f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
+    ).first()
+    assert extended["deadline"] == _one_month_after(received.date(), 2)
+    assert extended["deadline_extension"] == 2
+    assert extended["extension_reason"] == "court asked for the records"
+    assert str(extended["subject_informed_on"]) == today
+    # no third month; nor a subject told before the request was received
+    late = dict(extension, by=1)
+    success, errors = dbt.operation("extend_deadline", late, expect_success=False)
+    assert not success and "past the 2 further months the law allows" in errors
+    early = dict(
+        extension, by=1, subject_informed_on=(received - timedelta(days=1)).strftime("%Y-%m-%d")
+    )
+    success, errors = dbt.operation("extend_deadline", early, expect_success=False)
+    assert not success and "within one month of receipt" in errors
+    assert (
+        spark.sql(
+            f"select deadline from privacy.erasure_requests where subject_id = '{subject_id}'"
+        ).first()[0]
+        == extended["deadline"]
+    )
     assert (
         spark.sql(
             f"select count(*) from bronze.patients where patient_id = '{subject_id}'"

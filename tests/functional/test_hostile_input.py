@@ -28,6 +28,7 @@ REAL = NEEDS_STATE + [
     next(case for case in CATALOGUE if case[0] == operation and case not in NEEDS_STATE)
     for operation in (
         "request_erasure",
+        "extend_deadline",
         "gdpr_erase",
         "legal_hold",
         "restore_version",

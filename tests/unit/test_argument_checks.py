@@ -131,6 +131,7 @@ def test_the_catalogue_covers_every_operation() -> None:
     assert len(CATALOGUE) >= 30
     assert {case[0] for case in FAST} == {
         "request_erasure",
+        "extend_deadline",
         "gdpr_erase",
         "legal_hold",
         "restore_version",

@@ -1,26 +1,27 @@
 {#
-    dbt run-operation request_erasure --args '{subject_ids: ["P0000123"], reason: "...", requested_by: "..."}'
+    dbt run-operation request_erasure --args '{subject_ids: ["P0000123"], reason: "...", requested_by: "...", received_at: "2026-02-10"}'
 
     Records one erasure request per subject in privacy.erasure_requests (status
-    pending, deadline = now + var erasure_deadline_days, default 30). Idempotent: a
+    pending). received_at is when the controller received it (default: now; a date or a
+    time, not in the future); the deadline is one calendar month after that day (var
+    request_deadline, macro request_deadline: received on 10 February, due by the end
+    of 10 March). Idempotent: a
     subject that already has an open request (pending, erasing, held, failed) keeps it
     and gets no second one. Prints the open requests of the given subjects and
     returns their request ids. `dbt run-operation gdpr_erase` processes them.
 #}
-{% macro request_erasure(subject_ids=none, reason=none, requested_by=none) -%}
-    {%- do gdpr_lakehouse._reject_unknown_args('request_erasure', kwargs, ['subject_ids', 'reason', 'requested_by']) -%}
-    {{ return(adapter.dispatch('request_erasure', 'gdpr_lakehouse')(subject_ids, reason, requested_by)) }}
+{% macro request_erasure(subject_ids=none, reason=none, requested_by=none, received_at=none) -%}
+    {%- do gdpr_lakehouse._reject_unknown_args('request_erasure', kwargs, ['subject_ids', 'reason', 'requested_by', 'received_at']) -%}
+    {{ return(adapter.dispatch('request_erasure', 'gdpr_lakehouse')(subject_ids, reason, requested_by, received_at)) }}
 {%- endmacro %}
 
-{% macro spark__request_erasure(subject_ids, reason, requested_by) -%}
+{% macro spark__request_erasure(subject_ids, reason, requested_by, received_at=none) -%}
     {%- set ids = gdpr_lakehouse._validate_subject_ids(subject_ids) -%}
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason', default='erasure requested by the data subject (GDPR Art. 17)') -%}
     {%- set requested_by = gdpr_lakehouse._validate_text(requested_by, 'requested_by', default=gdpr_lakehouse._actor(), max_length=128) -%}
-    {%- set days = var('erasure_deadline_days', 30) -%}
-    {%- if days is not number or days is sameas true or days is sameas false or days < 1 or days > 90 or days != days | int -%}
-        {%- do exceptions.raise_compiler_error("var erasure_deadline_days is " ~ (days | string)[:40]
-            ~ "; it must be a whole number of days from 1 to 90 (GDPR: one month, extendable by two)") -%}
-    {%- endif -%}
+    {%- set received = gdpr_lakehouse._validate_moment(received_at, 'received_at') if received_at is not none
+        else run_started_at.astimezone(modules.pytz.utc) -%}
+    {%- set deadline = gdpr_lakehouse.request_deadline(received) -%}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
     {%- set requests = gdpr_lakehouse._control_relation('privacy_erasure_requests') -%}
     {%- set stamp = run_started_at.strftime('%Y%m%dT%H%M%S') -%}
@@ -40,8 +41,8 @@ when not matched then insert (
     received_at, deadline, status, status_reason, batch_id, shredded_at, erased_at, purged_at, updated_at
 ) values (
     incoming.request_id, incoming.subject_id, null, null, {{ gdpr_lakehouse._sql_string(reason) }},
-    {{ gdpr_lakehouse._sql_string(requested_by) }}, current_timestamp(),
-    timestampadd(day, {{ days | int }}, current_timestamp()), 'pending', null, null, null, null, null,
+    {{ gdpr_lakehouse._sql_string(requested_by) }}, timestamp'{{ received.strftime('%Y-%m-%d %H:%M:%S') }}+00:00',
+    timestamp'{{ deadline }}+00:00', 'pending', null, null, null, null, null,
     current_timestamp()
 )
     {%- endset -%}

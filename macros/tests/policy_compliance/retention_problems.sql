@@ -4,7 +4,8 @@
     graph by a singular test in tests/compliance/ (a model added tomorrow is covered
     without anyone remembering to attach a test to it).
     - retention_problems: every Delta table keeps removed files and log entries no
-      longer than the erasure deadline (var erasure_deadline_days, default 30): an
+      longer than the erasure deadline (var request_deadline, one month taken as 30
+      days; or its number of days): an
       erased row's old file, its change data, its log statistics must be deletable in
       time. Both properties must be set (Delta's defaults are not a policy).
     - statistics_problems: no PII column is in a table's Delta statistics (the log's
@@ -19,7 +20,7 @@
 {%- endmacro %}
 
 {% macro spark__retention_problems(relations, max_days=none) -%}
-    {%- set days = max_days if max_days is not none else var('erasure_deadline_days', 30) | int -%}
+    {%- set days = max_days if max_days is not none else gdpr_lakehouse._request_deadline_policy().days -%}
     {%- set problems = [] -%}
     {%- for relation in relations
           if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is not none -%}
