@@ -23,10 +23,11 @@ output: the ids `run-operation --args` and gdpr_erase's summary wrote into logs/
 target/ are replaced by "[erased]" (same write-then-rename).
 
 And the request log's own retention: a request purged more than var
-``erasure_record_retention_days`` ago (default 1095, three years) loses its subject id
-(set to null). The request id, type, dates and evidence stay as the record that a
-request was fulfilled; the tombstone keeps the subject out; nothing readable names
-the person any more. The expiry is written before the VACUUMs, so a run with a short
+``erasure_record_retention_days`` ago (default 1095, three years) loses its subject id,
+the free text given with it (reason, status and extension reasons) and who recorded
+it (set to null), and so do the released legal holds of its subject. The request id,
+type, dates and evidence stay as the record that a request was fulfilled; the
+tombstone keeps the subject out; nothing readable names the person any more. The expiry is written before the VACUUMs, so a run with a short
 retention removes the old files that still held the id.
 
 The relations come from the dbt manifest (meta.privacy: a subject_key and on_erasure
@@ -536,21 +537,47 @@ def record_retention_days(configured: object = None) -> int:
     return value
 
 
+# What a request (and a released legal hold of its subject) keeps that names a person:
+# the subject, the free text given with it (a letter's summary, a case name) and who
+# recorded it. Kept as proof for var erasure_record_retention_days after the purge.
+REDACTED_REQUEST_COLUMNS = (
+    "subject_id",
+    "reason",
+    "requested_by",
+    "status_reason",
+    "extension_reason",
+)
+REDACTED_HOLD_COLUMNS = ("subject_id", "reason", "placed_by", "released_by")
+
+
 def expire_records(
     spark: SparkSession, relations: list[DeltaRelation], days: int, ran_at: datetime
 ) -> int:
-    """Null the subject id of requests purged more than `days` before `ran_at`; returns
-    how many. Idempotent: an expired request has no id left to null."""
+    """Redact requests purged more than `days` before `ran_at`: their subject id, reason,
+    requester and status or extension reason become null, and so do the released legal
+    holds of their subjects (id, reason, who placed and released them; an active hold
+    is the law's and stays). Returns how many requests. Idempotent and resumable: the
+    holds go first, found through the requests' ids, then the requests; a request with
+    nothing left to redact is not counted again."""
     requests = table_ref(spark, _control(relations, "privacy_erasure_requests"))
+    holds = table_ref(spark, _control(relations, "privacy_legal_holds"))
     at = ran_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+    present = {c.lower() for c in spark.table(requests).columns}
+    columns = [c for c in REDACTED_REQUEST_COLUMNS if c in present]
     due = (
-        f"status = 'purged' and subject_id is not null "
-        f"and purged_at < timestamp'{at}' - make_interval(0, 0, 0, {int(days)})"
+        f"status = 'purged' and purged_at < timestamp'{at}' - make_interval(0, 0, 0, {int(days)}) "
+        f"and ({' or '.join(f'{c} is not null' for c in columns)})"
     )
     count = spark.sql(f"select count(*) from {requests} where {due}").first()[0]
     if count:
         spark.sql(
-            f"update {requests} set subject_id = null, updated_at = current_timestamp() where {due}"
+            f"update {holds} set {', '.join(f'{c} = null' for c in REDACTED_HOLD_COLUMNS)} "
+            f"where released_at is not null and subject_id in "
+            f"(select subject_id from {requests} where {due} and subject_id is not null)"
+        ).collect()
+        spark.sql(
+            f"update {requests} set {', '.join(f'{c} = null' for c in columns)}, "
+            f"updated_at = current_timestamp() where {due}"
         ).collect()
     return count
 
@@ -643,7 +670,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             f"{len(subjects)} erased subject(s), and redact their ids in dbt's logs/ and target/."
         )
         print(
-            f"Requests purged more than {retention_days} day(s) ago would lose their subject id "
+            f"Requests purged more than {retention_days} day(s) ago would lose their subject id, "
+            "reason and requester, and their subjects' released legal holds likewise "
             "(var erasure_record_retention_days)."
         )
         return 0
@@ -657,7 +685,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         expired = expire_records(spark, relations, retention_days, ran_at)
         print(
             f"  request log: {expired} request(s) purged more than {retention_days} day(s) ago "
-            "lost their subject id (var erasure_record_retention_days)"
+            "lost their subject id, reason and requester (var erasure_record_retention_days)"
         )
         refs = {relation.name: table_ref(spark, relation) for relation in targets}
         # every REORG first: on a cluster they run in one local application

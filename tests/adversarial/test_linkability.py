@@ -121,13 +121,24 @@ def test_the_request_log_forgets_the_id_when_its_retention_ends(
     erased: tuple[str, str], dbt: DbtProject, spark: SparkSession
 ) -> None:
     """Attack: keep reading the request log for years. Guarantee: a request purged
-    longer ago than var erasure_record_retention_days loses its subject id at the next
-    purge (the tombstone stays); a younger one keeps it; a bad var is refused."""
+    longer ago than var erasure_record_retention_days loses its subject id, its free
+    text and its requester at the next purge, and so does a released legal hold of its
+    subject (the tombstone stays); a younger one keeps them; a bad var is refused."""
     subject_id, _ = erased
     relations = delta_relations(dbt.manifest())
     request_id = spark.sql(
         f"select request_id from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()[0]
+    given = spark.sql(
+        f"select reason, requested_by from privacy.erasure_requests where request_id = '{request_id}'"
+    ).first()
+    assert given["reason"] == "adversarial: linkability" and given["requested_by"]
+    # a hold placed and released before the erasure: its row names the subject too
+    spark.sql(
+        "insert into privacy.legal_holds values "
+        f"('{subject_id}', 'case 2023-9 of Dr Roe', 'legal team', current_timestamp() - interval 1200 days, "
+        "'legal team', current_timestamp() - interval 1150 days)"
+    )
     # time passes: the request was purged 1,096 days ago
     spark.sql(
         "update privacy.erasure_requests set status = 'purged', "
@@ -142,9 +153,18 @@ def test_the_request_log_forgets_the_id_when_its_retention_ends(
     assert purge.expire_records(spark, relations, purge.record_retention_days(), now) == 1
     assert purge.expire_records(spark, relations, 1095, now) == 0  # idempotent
     row = spark.sql(
-        f"select subject_id, status from privacy.erasure_requests where request_id = '{request_id}'"
+        f"select * from privacy.erasure_requests where request_id = '{request_id}'"
     ).first()
     assert row["subject_id"] is None and row["status"] == "purged"
+    assert row["reason"] is None and row["requested_by"] is None
+    assert row["status_reason"] is None and row["received_at"] is not None
+    assert (
+        spark.sql(
+            "select count(*) from privacy.legal_holds "
+            f"where subject_id = '{subject_id}' or reason = 'case 2023-9 of Dr Roe'"
+        ).first()[0]
+        == 0
+    )
     assert (
         spark.sql(
             "select count(*) from privacy.erasure_requests where subject_id is not null"
