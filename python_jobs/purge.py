@@ -570,10 +570,13 @@ def expire_records(
     )
     count = spark.sql(f"select count(*) from {requests} where {due}").first()[0]
     if count:
+        # Delta's UPDATE takes no subquery: a MERGE with the due subjects as its source
         spark.sql(
-            f"update {holds} set {', '.join(f'{c} = null' for c in REDACTED_HOLD_COLUMNS)} "
-            f"where released_at is not null and subject_id in "
-            f"(select subject_id from {requests} where {due} and subject_id is not null)"
+            f"merge into {holds} as holds using (select distinct subject_id from {requests} "
+            f"where {due} and subject_id is not null) as due "
+            "on holds.subject_id = due.subject_id and holds.released_at is not null "
+            "when matched then update set "
+            f"{', '.join(f'holds.{c} = null' for c in REDACTED_HOLD_COLUMNS)}"
         ).collect()
         spark.sql(
             f"update {requests} set {', '.join(f'{c} = null' for c in columns)}, "
