@@ -146,6 +146,9 @@
         {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a valid date and time from the year 2000 on" ~ usage) -%}
     {%- endif -%}
     {%- set zone = parts.group(7) or 'Z' -%}
+    {%- if zone != 'Z' and ((zone[1:3] | int) > 14 or (zone[4:6] | int) > 59) -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" has no such UTC offset (-14:00 to +14:00)" ~ usage) -%}
+    {%- endif -%}
     {%- set offset = 0 if zone == 'Z' else ((zone[1:3] | int) * 60 + (zone[4:6] | int)) * (-1 if zone[0] == '-' else 1) -%}
     {%- set utc = modules.pytz.utc -%}
     {%- set moment = (modules.datetime.datetime(year, month, day, hour, minute, second, tzinfo=utc) - modules.datetime.timedelta(minutes=offset)) -%}

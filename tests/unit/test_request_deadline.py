@@ -98,6 +98,8 @@ def test_a_moment_is_read_in_utc_or_its_own_offset(jinja: Jinja) -> None:
         ("10/02/2026", "is not a date or a time"),
         ("2026-02-10'; drop table x; --", "is not a date or a time"),
         ("2999-01-01", "is in the future"),
+        ("2026-02-10 09:00+01:99", "has no such UTC offset"),
+        ("2026-02-10 09:00+15:00", "has no such UTC offset"),
     ],
 )
 def test_a_bad_moment_is_refused(jinja: Jinja, value: str, says: str) -> None:
