@@ -213,3 +213,21 @@ def test_an_unbuilt_node_is_not_told_its_classed_columns_are_missing(jinja: Jinj
     assert json.loads(jinja.compile_inline(call % "[]")) == [
         ["model.crm.tickets", "tickets", "is classed non_personal but the node has no such column"]
     ]
+
+
+def test_a_retired_column_an_upgraded_table_keeps_needs_no_class(jinja: Jinja) -> None:
+    """An upgraded table keeps a column an older version of the model built (macro
+    retired_columns); meta.privacy.retired_columns names it. Any other unclassed column
+    is still reported, and a retired one that looks like personal data too."""
+    privacy = {
+        "on_erasure": "retain",
+        "pii_columns": [],
+        "classes": {"non_personal": ["encounter_count"]},
+        "retired_columns": ["last_ingested_at", "email"],
+    }
+    found = _problems(
+        jinja,
+        [_node("model.x.gold", privacy)],
+        {"model.x.gold": ["encounter_count", "last_ingested_at", "email", "extra"]},
+    )
+    assert sorted(column for _, column, _ in found) == ["email", "email", "extra"]
