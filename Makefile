@@ -19,11 +19,12 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-bench lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
+	@echo "make test-slow  the end-to-end runs make test defers: loopback cluster, benchmarks, warm engine"
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
 	@echo "make down   stop it"
@@ -92,9 +93,10 @@ functional: setup
 test: lint
 	$(PY) tests/lanes.py
 
-# The tests `make test` defers (tests/lanes.py DEFERRED): the warm engine end to end.
-test-bench: setup
-	$(VENV)/bin/pytest tests/functional/test_bench.py
+# The tests `make test` defers (tests/lanes.py DEFERRED): the loopback cluster, the
+# benchmarks and the warm engine, each end to end as a user runs them (~35 min).
+test-slow: setup
+	$(PY) tests/lanes.py --slow
 
 # A real Spark cluster on loopback (python_jobs/cluster.py); dbt reaches it with
 # --target thrift, the jobs with the variables `python -m python_jobs.cluster env` prints.
