@@ -48,8 +48,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     other suite has written to (the suites after it reuse what it built). The
     adversarial catalogue after the functional suites (it attacks whatever lakehouse
     they leave, and its erasures must not change the counts they assert), the audit
-    suite last: it audits the lakehouse every other suite has ingested into, erased
-    from, restored and purged (a stable sort keeps every other order)."""
+    suite last: it audits the lakehouse the suites before it have ingested into,
+    erased from, restored and purged (a stable sort keeps every other order;
+    tests/lanes.py says which suites share a lakehouse in `make test`)."""
     items.sort(
         key=lambda item: (
             item.path.name == "test_audit.py",

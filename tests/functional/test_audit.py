@@ -1,7 +1,8 @@
 """The audit stream, commit tags and the GDPR report, end to end on real dbt + Spark + Delta.
 
-The suite runs last (conftest orders it): it audits the lakehouse every other suite
-ingested into, erased from, restored and purged, and adds its own erase -> restore ->
+The suite runs last in its lane (conftest orders it): it audits the lakehouse the
+suites before it ingested into, crashed, raced, erased from, restored and purged
+(`make test`: the reliability, restore and scan suites'), and adds its own erase -> restore ->
 purge (retention 0, so VACUUM deletes change files before they are audited) and a
 change typed by hand that names a subject. Then: `--once` audits every version exactly
 once (the dbt compliance test says so), rewrites are audited as what they are, no
