@@ -4,6 +4,7 @@
     gdpr-lakehouse purge --request-id req-...           # REORG PURGE + VACUUM
     gdpr-lakehouse scan --request-id req-...            # residue in the physical files
     gdpr-lakehouse report                               # the GDPR report
+    gdpr-lakehouse certificate                          # a certificate per purged request
     gdpr-lakehouse <command> --help
 
 The project is the dbt project in --project-dir (default: the current directory when
@@ -28,6 +29,7 @@ COMMANDS = {
     "purge": ("purge", "physically erase: REORG ... APPLY (PURGE), then VACUUM"),
     "scan": ("forensic_scan", "look for a subject in every physical file"),
     "report": ("report", "the GDPR report: requests, deadlines, changes"),
+    "certificate": ("certificate", "a certificate of erasure per purged request, and its check"),
     "engine": ("engine", "a warm local Spark engine (up/down) for dbt --target warm and the jobs"),
     "cluster": ("cluster", "a Spark cluster + Thrift server on loopback"),
     "jars": ("jars", "fetch and check Delta's jars in the local Maven repository"),

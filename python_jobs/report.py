@@ -152,6 +152,8 @@ class Report:
     erasures: list[dict[str, Any]]
     requests: list[dict[str, Any]]
     summary: dict[str, Any]
+    # purged requests whose certificate (python -m python_jobs.certificate) is written
+    certified: frozenset[str] = frozenset()
 
     @property
     def overdue(self) -> list[dict[str, Any]]:
@@ -369,6 +371,7 @@ def sections(report: Report) -> list[tuple[str, Any]]:
     """The page, once, for both renderings: (kind, content) in reading order."""
     s = report.summary
     overdue, opened, unpurged = report.overdue, report.open, report.unpurged
+    purged = [r for r in report.requests if r["status"] == "purged"]
     parts: list[tuple[str, Any]] = [
         ("title", "GDPR report"),
         (
@@ -397,6 +400,14 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                 ],
                 ["erased, past their purge deadline", str(len(unpurged))],
                 ["purged", str(len([r for r in report.requests if r["status"] == "purged"]))],
+                [
+                    "purged, certificate issued (certificates/)",
+                    str(len([r for r in purged if r["request_id"] in report.certified])),
+                ],
+                [
+                    "purged, no certificate yet (python -m python_jobs.certificate)",
+                    str(len([r for r in purged if r["request_id"] not in report.certified])),
+                ],
                 [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
@@ -517,6 +528,9 @@ def render_html(parts: list[tuple[str, Any]], folder: Path) -> str:
 
 def write(report: Report, folder: Path, deadline_days: float) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
+    certificates = folder / "certificates"
+    if certificates.is_dir():
+        report.certified = frozenset(path.stem for path in certificates.glob("req-*.json"))
     write_csv(folder / "changes.csv", report.changes, CHANGE_COLUMNS)
     write_csv(folder / "erasures.csv", report.erasures, ERASURE_COLUMNS)
     write_csv(folder / "requests.csv", report.requests, REQUEST_COLUMNS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 import json
 import tempfile
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -257,7 +257,14 @@ def test_evidence_is_complete(erased: dict, lakehouse: dict, spark: SparkSession
         assert request["shredded_at"] is not None and request["erased_at"] is not None
         assert request["subject_pseudonym"] is None
         assert request["subject_type"] == subject["type"]
-        assert (request["deadline"] - request["received_at"]).days == 30
+        # one calendar month after the day received, to its end (Art. 12(3)): 30 days
+        # only in some months, so the test computes it rather than trusting a count
+        received = request["received_at"].date()
+        month = received.month % 12 + 1
+        year = received.year + (received.month == 12)
+        last = calendar.monthrange(year, month)[1]
+        due = received.replace(year=year, month=month, day=min(received.day, last))
+        assert request["deadline"] == datetime.combine(due, time(23, 59, 59)), request["deadline"]
         assert request["requested_by"] == "dpo@example.org"
         assert request["reason"] == "patient's Art. 17 request; by letter"
         evidence = {

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import forensic_scan, generate, purge
+from python_jobs import certificate, forensic_scan, generate, purge
 from python_jobs.forensic_scan import Witness, scan
 from python_jobs.project import manifest
 from python_jobs.relations import delta_relations
@@ -94,6 +94,8 @@ def life(
     purged = _scan("--request-id", request_id, "--witness", str(witness_file))
     return {
         "subject_id": subject_id,
+        "request_id": request_id,
+        "witness_file": witness_file,
         "witness": json.loads(witness_file.read_text()),
         "witness_mode": witness_file.stat().st_mode & 0o777,
         "captured": captured,
@@ -164,6 +166,47 @@ def test_after_purge_no_residue_is_left_but_what_the_contract_retains(life: dict
     )
     assert not [r for r in residues if r["area"] == "dbt"], "dbt's output still names the subject"
     assert code == 0 and report["clean"], [r for r in residues if r["verdict"] == "readable"]
+
+
+def test_the_purged_request_gets_a_certificate_naming_no_one_that_verifies(
+    life: dict, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    """python -m python_jobs.certificate on the request purged above: its figures are the
+    evidence relation's (read here through Spark, independently of the job's file
+    reader), its scan is clean, it names no one, and --verify catches a changed
+    evidence row until it is changed back."""
+    request_id = life["request_id"]
+    witness = str(life["witness_file"])
+    assert certificate.main(["--request-id", request_id, "--witness", witness]) == 0
+    issued_file = lakehouse_dir / "reports" / "certificates" / f"{request_id}.json"
+    issued = json.loads(issued_file.read_text())
+    evidence = spark.sql(
+        "select relation, action, rows_affected, version_after from privacy.erasure_evidence "
+        f"where request_id = '{request_id}' and action != 'reapply'"
+    ).collect()
+    assert sorted((r[0], r[1], r[2], r[3]) for r in evidence) == sorted(
+        (line["relation"], line["action"], line["rows_affected"], line["version_after"])
+        for line in issued["relations"]
+    )
+    assert issued["rows_removed"] == sum(r[2] or 0 for r in evidence) > 0
+    assert issued["request"]["status"] == "purged" and issued["request"]["shredded_at"]
+    scanned = issued["forensic_scan"]
+    assert scanned["performed"] and scanned["clean"] and scanned["residues"]["readable"] == 0
+    assert {"subject id", "pseudonym", "data key", "PII values"} <= set(scanned["looked_for"])
+    for path in issued_file.parent.glob(f"{request_id}.*"):
+        text = path.read_text()
+        assert life["subject_id"] not in text and life["witness"]["pseudonym"] not in text
+        assert "forensic suite" not in text  # the request's reason
+    assert certificate.main(["--verify", str(issued_file)]) == 0
+    changed = f"where request_id = '{request_id}' and relation = 'bronze.patients' and action != 'reapply'"
+    spark.sql(f"update privacy.erasure_evidence set rows_affected = rows_affected + 1 {changed}")
+    try:
+        assert certificate.main(["--verify", str(issued_file)]) == 1
+    finally:
+        spark.sql(
+            f"update privacy.erasure_evidence set rows_affected = rows_affected - 1 {changed}"
+        )
+    assert certificate.main(["--verify", str(issued_file)]) == 0
 
 
 def test_bad_input_is_refused(life: dict, tmp_path: Path) -> None:
