@@ -140,8 +140,7 @@
     {%- endif -%}
     {%- set year, month, day = parts.group(1) | int, parts.group(2) | int, parts.group(3) | int -%}
     {%- set hour, minute, second = (parts.group(4) or '0') | int, (parts.group(5) or '0') | int, (parts.group(6) or '0') | int -%}
-    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
-    {%- if year < 2000 or month < 1 or month > 12 or day < 1 or day > [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+    {%- if year < 2000 or month < 1 or month > 12 or day < 1 or day > gdpr_lakehouse._days_in_month(year, month)
           or hour > 23 or minute > 59 or second > 59 -%}
         {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a valid date and time from the year 2000 on" ~ usage) -%}
     {%- endif -%}
@@ -157,4 +156,11 @@
             ~ run_started_at.astimezone(utc).strftime('%Y-%m-%d %H:%M:%S') ~ " UTC)") -%}
     {%- endif -%}
     {{ return(moment) }}
+{%- endmacro %}
+
+{#- How many days the month has (1-12) in the Gregorian calendar: the one rule the
+    argument checks and the law's clock share. -#}
+{% macro _days_in_month(year, month) -%}
+    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
+    {{ return([31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]) }}
 {%- endmacro %}

@@ -26,9 +26,7 @@
         {%- set months = day.year * 12 + day.month - 1 + count -%}
         {%- set year = months // 12 -%}
         {%- set month = months % 12 + 1 -%}
-        {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
-        {%- set last = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] -%}
-        {%- set due = modules.datetime.date(year, month, [day.day, last] | min) -%}
+        {%- set due = modules.datetime.date(year, month, [day.day, gdpr_lakehouse._days_in_month(year, month)] | min) -%}
     {%- endif -%}
     {{ return(due.isoformat() ~ ' 23:59:59') }}
 {%- endmacro %}

@@ -132,9 +132,7 @@
     {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?)?', value) -%}
     {%- set year = parts.group(1) | int -%}
     {%- set month = parts.group(2) | int -%}
-    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
-    {%- set month_days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] -%}
-    {%- if month < 1 or month > 12 or (parts.group(3) | int) < 1 or (parts.group(3) | int) > month_days[month - 1]
+    {%- if month < 1 or month > 12 or (parts.group(3) | int) < 1 or (parts.group(3) | int) > gdpr_lakehouse._days_in_month(year, month)
           or ((parts.group(4) or '0') | int) > 23 or ((parts.group(5) or '0') | int) > 59 or ((parts.group(6) or '0') | int) > 59 -%}
         {%- do exceptions.raise_compiler_error("restore_version: timestamp \"" ~ value ~ "\" is not a valid date and time") -%}
     {%- endif -%}
