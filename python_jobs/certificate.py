@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(
             f"certificate of {request_id}: matches the evidence "
-            f"({certificate['evidence']['rows']} rows, SHA-256 {certificate['evidence']['sha256'][:16]}...)"
+            f"({certificate['evidence']['rows']} evidence rows, SHA-256 {certificate['evidence']['sha256'][:16]}...)"
         )
         return 0
     folder = (args.output_dir or certificates_dir()).resolve()
