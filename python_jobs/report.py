@@ -35,6 +35,7 @@ from typing import Any
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, prog, run_job, state_dir
 from python_jobs.relations import delta_relations, table_location
@@ -528,7 +529,8 @@ def render_html(parts: list[tuple[str, Any]], folder: Path) -> str:
 
 def write(report: Report, folder: Path, deadline_days: float) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    certificates = folder / "certificates"
+    # where the certificate job writes by default, whatever --output-dir this report has
+    certificates = certificates_dir()
     if certificates.is_dir():
         report.certified = frozenset(path.stem for path in certificates.glob("req-*.json"))
     write_csv(folder / "changes.csv", report.changes, CHANGE_COLUMNS)
