@@ -5,6 +5,7 @@
     gdpr-lakehouse scan --request-id req-...            # residue in the physical files
     gdpr-lakehouse report                               # the GDPR report
     gdpr-lakehouse certificate                          # a certificate per purged request
+    gdpr-lakehouse access --subject-id P0000010         # a subject's data, exported for them
     gdpr-lakehouse <command> --help
 
 The project is the dbt project in --project-dir (default: the current directory when
@@ -30,6 +31,7 @@ COMMANDS = {
     "scan": ("forensic_scan", "look for a subject in every physical file"),
     "report": ("report", "the GDPR report: requests, deadlines, changes"),
     "certificate": ("certificate", "a certificate of erasure per purged request, and its check"),
+    "access": ("subject_access", "export a subject's data for them (GDPR Art. 15 and 20)"),
     "engine": ("engine", "a warm local Spark engine (up/down) for dbt --target warm and the jobs"),
     "cluster": ("cluster", "a Spark cluster + Thrift server on loopback"),
     "jars": ("jars", "fetch and check Delta's jars in the local Maven repository"),

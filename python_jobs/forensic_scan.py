@@ -18,7 +18,8 @@ Where: every file under every declared Delta relation's folder (live and removed
 files, deletion-vector files, ``_change_data/``, ``_delta_log/`` JSON with its
 statistics and operation parameters, checkpoints), so the vault, the audit log,
 snapshots and quarantine too; the rest of the warehouse (tables nobody declared);
-the landing zone; streaming checkpoints; reports; and dbt's target/ and logs/.
+the landing zone; streaming checkpoints; reports; subject access exports; and dbt's
+target/ and logs/.
 Parquet is decoded with pyarrow column by column (values, map keys and values, nested
 fields); everything else is searched as bytes and as text.
 
@@ -76,7 +77,7 @@ from python_jobs.request_states import is_subject_id, subject_id_pattern
 
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 VERDICTS = ("readable", "unreadable", "retained")
-AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "dbt")
+AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "exports", "dbt")
 MIN_VALUE_LENGTH = 4
 WITNESS_VERSION = 1
 _CHUNK = 8 << 20
@@ -330,6 +331,7 @@ def areas(
         "landing": [(landing, "landing zone")],
         "checkpoints": [(state / "checkpoints", "streaming checkpoints")],
         "reports": [(state / "reports", "reports")],
+        "exports": [(state / "exports", "subject access exports")],
         "dbt": [(dbt["target"], "dbt target/"), (dbt["logs"], "dbt logs/")],
     }
     for name in AREAS[1:]:

@@ -70,6 +70,7 @@ from python_jobs.project import (
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 from python_jobs.reorg import quoted, reorg_in_local_app
 from python_jobs.request_states import status_in
+from python_jobs.subject_access import expire_exports, export_retention_days
 
 SAFETY_HOURS = 168
 RECORD_RETENTION_DAYS = 1095
@@ -644,6 +645,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
     retention_days = record_retention_days()  # a bad var stops the job before any write
+    export_days = export_retention_days()
     from python_jobs.spark import get_spark
 
     spark = spark or get_spark("gdpr_lakehouse.purge")
@@ -675,7 +677,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         print(
             f"Requests purged more than {retention_days} day(s) ago would lose their subject id, "
             "reason and requester, and their subjects' released legal holds likewise "
-            "(var erasure_record_retention_days)."
+            "(var erasure_record_retention_days). Subject access exports older than "
+            f"{export_days} day(s), or of an erased subject, would be deleted."
         )
         return 0
     ran_at = datetime.now(UTC).replace(tzinfo=None)
@@ -689,6 +692,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         print(
             f"  request log: {expired} request(s) purged more than {retention_days} day(s) ago "
             "lost their subject id, reason and requester (var erasure_record_retention_days)"
+        )
+        exports = expire_exports(spark, relations, ran_at, export_days)
+        print(
+            f"  exports: deleted {exports} subject access export(s) older than {export_days} "
+            "day(s) or of a subject since erased (var access_export_retention_days)"
         )
         refs = {relation.name: table_ref(spark, relation) for relation in targets}
         # every REORG first: on a cluster they run in one local application

@@ -43,6 +43,7 @@ OWN_STATE = (
     "tests/functional/test_reliability.py",
     "tests/functional/test_restore.py",
     "tests/functional/test_scan.py",
+    "tests/functional/test_access.py",
     "tests/functional/test_audit.py",
     # its lakehouse, made with the key envelope, is a subprocess's own (envelope_probe)
     "tests/adversarial/test_secret_leaks.py",

@@ -1,9 +1,11 @@
 """How we prove erasure: the life of a residue, on real dbt + Spark + Delta files.
 
-One patient: witness captured -> erased (gdpr_erase) -> scanned (nothing a query can
-reach, ciphertext in history unreadable, the key gone) -> purged (REORG + VACUUM at
-0 h, the landing zone, dbt's output) -> scanned again (no residue in any relation
-but the identifiers the request log keeps by contract). A positive control plants
+One patient: witness captured -> their data exported for them (subject_access) ->
+erased (gdpr_erase) -> scanned (nothing a query can reach, ciphertext in history
+unreadable, the key gone; the export still there) -> asks again (no data held, the
+erasure named) -> purged (REORG + VACUUM at 0 h, the landing zone, dbt's output, the
+export) -> scanned again (no residue anywhere but the identifiers the request logs
+keep by contract). A positive control plants
 values in every kind of Delta file and proves the scanner finds each, so a clean
 scan means something.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import certificate, forensic_scan, generate, purge
+from python_jobs import certificate, forensic_scan, generate, purge, subject_access
 from python_jobs.forensic_scan import Witness, scan
 from python_jobs.project import manifest
 from python_jobs.relations import delta_relations
@@ -76,6 +78,7 @@ def life(
     captured = forensic_scan.main(
         ["--subject-id", subject_id, "--capture-witness", str(witness_file)]
     )
+    assert subject_access.main(["--subject-id", subject_id], spark) == 0
     before_files = _files(lakehouse_dir)
     before = _scan("--witness", str(witness_file))
     read_only = _files(lakehouse_dir) == before_files
@@ -85,6 +88,11 @@ def life(
         f"select request_id from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()[0]
     erased = _scan("--witness", str(witness_file))
+    assert subject_access.main(["--subject-id", subject_id], spark) == 0
+    answers = spark.sql(
+        "select status, status_reason, export_path from privacy.access_requests "
+        f"where subject_id = '{subject_id}' order by request_id"
+    ).collect()
     assert (
         purge.main(
             ["--request-id", request_id, "--retain-hours", "0", "--allow-short-retention"], spark
@@ -103,6 +111,14 @@ def life(
         "read_only": read_only,
         "erased": erased,
         "purged": purged,
+        "answers": answers,
+        "exports_after_purge": [
+            row[0]
+            for row in spark.sql(
+                "select export_deleted_at from privacy.access_requests "
+                f"where subject_id = '{subject_id}' and status = 'exported'"
+            ).collect()
+        ],
     }
 
 
@@ -126,6 +142,9 @@ def test_before_erasure_the_scan_finds_the_subject_everywhere(life: dict) -> Non
     assert ("privacy.subject_keys", "key") in live
     landing = {r["needle_kind"] for r in report["residues"] if r["location"] == "landing zone"}
     assert landing == {"subject_id", "pii"}
+    # their own export holds their data in clear: the scan sees it too
+    exported = {r["needle_kind"] for r in report["residues"] if r["area"] == "exports"}
+    assert {"subject_id", "pii"} <= exported
     assert life["read_only"], "the scan changed a file"
 
 
@@ -159,12 +178,17 @@ def test_after_purge_no_residue_is_left_but_what_the_contract_retains(life: dict
         if r["verdict"] != "retained"
     ]
     retained = {r["location"] for r in in_relations}
-    assert retained <= {"privacy.erasure_requests", "privacy.erasure_tombstones"}
+    assert retained <= {
+        "privacy.erasure_requests",
+        "privacy.erasure_tombstones",
+        "privacy.access_requests",
+    }
     assert {r["needle_kind"] for r in in_relations} <= {"subject_id", "pseudonym"}
     assert not [r for r in residues if r["area"] == "landing"], (
         "the landing zone still has the subject"
     )
     assert not [r for r in residues if r["area"] == "dbt"], "dbt's output still names the subject"
+    assert not [r for r in residues if r["area"] == "exports"], "the access export is still there"
     assert code == 0 and report["clean"], [r for r in residues if r["verdict"] == "readable"]
 
 
@@ -302,3 +326,14 @@ def test_positive_control_finds_planted_values_in_every_kind_of_file(
     assert not stats["key_gone"]
     spark.sql("drop table scratch.planted")
     spark.sql("drop table scratch.planted_keys")
+
+
+def test_an_erased_subject_asking_for_their_data_is_told_none_is_held(life: dict) -> None:
+    """Access before erasure exported; asked again once erased: no data held, naming the
+    erasure request; the purge deleted the export (recorded)."""
+    (first_status, _, first_path), (status, reason, path) = life["answers"]
+    assert first_status == "exported" and first_path
+    assert status == "no_data" and path is None
+    assert life["request_id"] in reason and "erased" in reason
+    assert life["exports_after_purge"] and all(life["exports_after_purge"])
+    assert not Path(first_path).exists()

@@ -1,0 +1,234 @@
+"""Access and portability (GDPR Art. 15 and 20) on real dbt + Spark + Delta.
+
+`python -m python_jobs.subject_access` on the suite's lakehouse: the export of a
+patient is checked against queries of every relation the manifest declares, written
+here (not the job's), and its decrypted values against the vault's key opened with
+Python's own AES-GCM; the package's files are private and match their digests; an
+unknown subject gets "no data held", a subject whose erasure is open is refused, bad
+input changes nothing; a request left pending by a crash is resumed; the purge's
+expiry deletes an export past its retention and nothing outside the exports folder.
+(The life of an export through an erasure and a purge is in test_scan.py.)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import generate, subject_access
+from python_jobs.forensic_scan import _decrypt
+from python_jobs.project import ProjectError, manifest
+from python_jobs.relations import delta_relations
+from tests.dbt_harness import DbtProject
+
+pytestmark = pytest.mark.functional
+
+
+@pytest.fixture(scope="module")
+def built(dbt: DbtProject, spark: SparkSession) -> None:
+    if not spark.catalog.tableExists("silver.patients"):
+        generate.main(["--patients", "120", "--batch", "1"])
+        dbt.invoke("build")
+    else:
+        dbt.invoke("parse")
+
+
+def _subject(spark: SparkSession, kind: str, offset: int) -> str:
+    """A subject of this type in the vault with no erasure request and no access request."""
+    return spark.sql(
+        "select k.subject_id from privacy.subject_keys k "
+        f"where k.subject_type = '{kind}' "
+        "and k.subject_id not in (select subject_id from privacy.erasure_requests where subject_id is not null) "
+        "and k.subject_id not in (select subject_id from privacy.access_requests where subject_id is not null) "
+        f"order by k.subject_id limit 1 offset {offset}"
+    ).first()[0]
+
+
+def _requests(spark: SparkSession, subject_id: str) -> list:
+    return spark.sql(
+        "select request_id, status, status_reason, export_path, package_sha256, rows_exported, "
+        "relations_exported, received_at, deadline from privacy.access_requests "
+        f"where subject_id = '{subject_id}' order by request_id"
+    ).collect()
+
+
+def _expected_rows(spark: SparkSession, subject_id: str) -> dict[str, int]:
+    """Per declared relation with a subject key, the subject's rows: by id or pseudonym."""
+    pseudonym = spark.sql(
+        f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject_id}'"
+    ).first()[0]
+    counts = {}
+    for node in manifest()["nodes"].values():
+        privacy = ((node.get("config") or {}).get("meta") or {}).get("privacy") or {}
+        materialized = (node.get("config") or {}).get("materialized")
+        if not privacy.get("subject_key") or materialized in ("view", "ephemeral"):
+            continue
+        if node["name"] == "privacy_access_requests":
+            continue
+        value = pseudonym if privacy.get("subject_key_kind") == "pseudonym" else subject_id
+        table = f"{node['schema']}.{node.get('alias') or node['name']}"
+        if not spark.catalog.tableExists(table):
+            continue
+        found = spark.sql(
+            f"select count(*) from {table} where `{privacy['subject_key']}` = '{value}'"
+        ).first()[0]
+        if found:
+            counts[table] = found
+    return counts
+
+
+def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
+    built: None, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    subject_id = _subject(spark, "patient", 3)
+    assert (
+        subject_access.main(
+            ["--subject-id", subject_id, "--received-at", "2026-01-31", "--requested-by", "dpo"],
+            spark,
+        )
+        == 0
+    )
+    [request] = _requests(spark, subject_id)
+    assert request["status"] == "exported" and request["status_reason"] is None
+    # one calendar month from 31 January: the end of February's last day
+    assert str(request["deadline"]) == "2026-02-28 23:59:59"
+    folder = Path(request["export_path"])
+    assert folder == lakehouse_dir / "exports" / request["request_id"]
+    package = json.loads((folder / "manifest.json").read_text())
+
+    expected = _expected_rows(spark, subject_id)
+    exported = {item["relation"]: item["rows"] for item in package["relations"]}
+    assert exported == expected
+    assert {"bronze.patients", "bronze.encounters", "silver.patients"} <= set(exported)
+    assert request["rows_exported"] == sum(expected.values()) == package["rows"]
+    assert request["relations_exported"] == len(expected)
+
+    # decrypted values are the ones the vault's key opens (Python's AES-GCM, not Spark)
+    key, email_enc, name_enc = spark.sql(
+        "select k.data_key, p.email_enc, p.full_name_enc from privacy.subject_keys k "
+        f"join bronze.patients p on p.patient_id = k.subject_id where k.subject_id = '{subject_id}'"
+    ).first()
+    [patient] = json.loads((folder / "bronze.patients.json").read_text())
+    assert patient["email"] == _decrypt(bytes(key), bytes(email_enc)).decode()
+    assert patient["full_name"] == _decrypt(bytes(key), bytes(name_enc)).decode()
+    assert "email_enc" not in patient and patient["patient_id"] == subject_id
+    bronze = next(item for item in package["relations"] if item["relation"] == "bronze.patients")
+    assert "email" in bronze["decrypted_columns"] and bronze["undecryptable_values"] == 0
+    # the vault's row, without the key
+    [vault_row] = json.loads((folder / "privacy.subject_keys.json").read_text())
+    assert "data_key" not in vault_row and vault_row["subject_id"] == subject_id
+
+    # private files whose digests the manifest lists; the request records the manifest's
+    assert folder.stat().st_mode & 0o777 == 0o700
+    for path in folder.iterdir():
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    for item in package["relations"]:
+        for name, digest in item["sha256"].items():
+            assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
+        with (folder / f"{item['relation']}.csv").open() as handle:
+            assert sum(1 for _ in csv.reader(handle)) == item["rows"] + 1
+    assert (
+        hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+        == request["package_sha256"]
+    )
+    summary = (folder / "summary.md").read_text()
+    assert subject_id in summary and "bronze.encounters" in summary
+    # no clear value in any table: the log row holds counts and a path, not the data
+    assert patient["email"] not in " ".join(str(value) for value in request)
+
+
+def test_no_data_held_refused_and_bad_input(
+    built: None, spark: SparkSession, lakehouse_dir: Path
+) -> None:
+    # unknown to the lakehouse: still a recorded request, answered "no data held"
+    assert subject_access.main(["--subject-id", "P9999990"], spark) == 0
+    [unknown] = _requests(spark, "P9999990")
+    assert unknown["status"] == "no_data" and "no data held" in unknown["status_reason"]
+    assert unknown["export_path"] is None
+
+    # an erasure under way: refused, naming the request
+    subject_id = _subject(spark, "patient", 5)
+    request_id = "req-20261101T000000-00000access"
+    spark.sql(
+        "insert into privacy.erasure_requests (request_id, subject_id, status, received_at, deadline, updated_at) "
+        f"values ('{request_id}', '{subject_id}', 'pending', current_timestamp(), "
+        "current_timestamp() + interval 30 days, current_timestamp())"
+    )
+    try:
+        assert subject_access.main(["--subject-id", subject_id], spark) == 0
+    finally:
+        spark.sql(f"delete from privacy.erasure_requests where request_id = '{request_id}'")
+    [refused] = _requests(spark, subject_id)
+    assert refused["status"] == "refused" and request_id in refused["status_reason"]
+    assert refused["export_path"] is None
+
+    # bad input: a clear error, nothing recorded
+    before = spark.sql("select count(*) from privacy.access_requests").first()[0]
+    tomorrow = (datetime.now(UTC) + timedelta(days=2)).strftime("%Y-%m-%d")
+    for argv, says in [
+        (["--subject-id", "P1' or '1'='1"], "not a subject id"),
+        (["--subject-id", "__system"], "not a subject id"),
+        (["--subject-id", "P0000001", "--received-at", tomorrow], "in the future"),
+        (["--subject-id", "P0000001", "--received-at", "2026-02-30"], "not a real date"),
+        (["--subject-id", "P0000001", "--received-at", "last week"], "allowed is a date"),
+        (["--subject-id", "P0000001", "--requested-by", "a\nb"], "one line of printable"),
+    ]:
+        with pytest.raises(ProjectError, match=says):
+            subject_access.main(argv, spark)
+    assert spark.sql("select count(*) from privacy.access_requests").first()[0] == before
+
+
+def test_a_crashed_request_resumes_and_the_purge_expires_exports(
+    built: None, spark: SparkSession, lakehouse_dir: Path, tmp_path: Path
+) -> None:
+    subject_id = _subject(spark, "user", 2)
+    request_id = "acc-20261101T000000-0123456789"
+    # what a crash after recording leaves: a pending request (and a half package)
+    spark.sql(
+        "insert into privacy.access_requests (request_id, subject_id, received_at, deadline, status, updated_at) "
+        f"values ('{request_id}', '{subject_id}', timestamp'2026-11-01 00:00:00', "
+        "timestamp'2026-12-01 23:59:59', 'pending', current_timestamp())"
+    )
+    partial = lakehouse_dir / "exports" / f"{request_id}.partial"
+    partial.mkdir(parents=True)
+    (partial / "stale.json").write_text("{}")
+    assert subject_access.main(["--subject-id", subject_id], spark) == 0
+    [request] = _requests(spark, subject_id)
+    assert request["request_id"] == request_id and request["status"] == "exported"
+    folder = Path(request["export_path"])
+    assert folder.name == request_id and not partial.exists()
+    assert not (folder / "stale.json").exists()
+    exported = {
+        item["relation"] for item in json.loads((folder / "manifest.json").read_text())["relations"]
+    }
+    assert {"bronze.users", "silver.users"} <= exported
+    assert not [name for name in exported if "patient" in name]  # a user's, not a patient's
+
+    # a log row naming a folder outside the exports folder is never deleted
+    outside = tmp_path / "acc-20261101T000000-aaaaaaaaaa"
+    outside.mkdir()
+    spark.sql(
+        "insert into privacy.access_requests (request_id, subject_id, status, completed_at, export_path, updated_at) "
+        f"values ('{outside.name}', 'U9999990', 'exported', timestamp'2020-01-01 00:00:00', "
+        f"'{outside}', current_timestamp())"
+    )
+    spark.sql(
+        "update privacy.access_requests set completed_at = current_timestamp() - interval 31 days "
+        f"where request_id = '{request_id}'"
+    )
+    relations = delta_relations(manifest())
+    now = datetime.now(UTC).replace(tzinfo=None)
+    assert subject_access.expire_exports(spark, relations, now, 30) == 1
+    assert not folder.exists() and outside.exists()
+    deleted = spark.sql(
+        f"select export_deleted_at from privacy.access_requests where request_id = '{request_id}'"
+    ).first()[0]
+    assert deleted is not None
+    assert subject_access.expire_exports(spark, relations, now, 30) == 0  # idempotent
+    spark.sql(f"delete from privacy.access_requests where request_id = '{outside.name}'")
