@@ -15,7 +15,8 @@ and the erasure requests, and writes, under the output folder:
 
 Exit status 1, with an ALERT line, when any open request is past its deadline, or any
 erased request is past its purge deadline (erased_at + var purge_deadline_days, default
-8: its old files must be gone by then; run ``python -m python_jobs.purge``), for cron
+8: its old files must be gone by then; run ``python -m python_jobs.purge``), or any
+access request (privacy.access_requests) is still pending past its deadline, for cron
 and CI; 0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
 Runs by path on the in-memory catalog, so it may run while dbt runs.
 """
@@ -27,7 +28,7 @@ import base64
 import csv
 import html
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,20 @@ select
 from requests
 order by received_at, request_id
 """
+# access and portability requests (python -m python_jobs.subject_access)
+ACCESS_SQL = """
+select
+    request_id,
+    status,
+    received_at,
+    deadline,
+    case when status = 'pending'
+        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+    end as days_left,
+    export_deleted_at
+from access
+order by received_at, request_id
+"""
 SUMMARY_SQL = """
 select
     count(distinct relation, commit_version) as commits,
@@ -155,6 +170,17 @@ class Report:
     summary: dict[str, Any]
     # purged requests whose certificate (python -m python_jobs.certificate) is written
     certified: frozenset[str] = frozenset()
+    # access requests (privacy.access_requests)
+    access: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def access_overdue(self) -> list[dict[str, Any]]:
+        """Access requests still pending past their deadline (or with none: fail closed)."""
+        return [
+            r
+            for r in self.access
+            if r["status"] == "pending" and (r["days_left"] is None or r["days_left"] < 0)
+        ]
 
     @property
     def overdue(self) -> list[dict[str, Any]]:
@@ -189,6 +215,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
     for view, model in (
         ("change_log", "audit_change_log"),
         ("requests", "privacy_erasure_requests"),
+        ("access", "privacy_access_requests"),
     ):
         if model not in relations:
             raise ProjectError(f"the manifest has no {model}; run `dbt parse` first")
@@ -227,6 +254,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
             ),
         ),
         summary=_rows(spark, SUMMARY_SQL)[0],
+        access=_rows(spark, ACCESS_SQL.format(now=text)),
     )
 
 
@@ -410,6 +438,27 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                     str(len([r for r in purged if r["request_id"] not in report.certified])),
                 ],
                 [
+                    "access requests pending (python -m python_jobs.subject_access)",
+                    str(len([r for r in report.access if r["status"] == "pending"])),
+                ],
+                ["access requests pending past their deadline", str(len(report.access_overdue))],
+                [
+                    "access requests answered (exported, no data held, refused)",
+                    str(len([r for r in report.access if r["status"] != "pending"])),
+                ],
+                [
+                    "exports not yet deleted (kept var access_export_retention_days)",
+                    str(
+                        len(
+                            [
+                                r
+                                for r in report.access
+                                if r["status"] == "exported" and r["export_deleted_at"] is None
+                            ]
+                        )
+                    ),
+                ],
+                [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
                 ],
@@ -447,6 +496,19 @@ def alert_lines(report: Report) -> list[str]:
             f"ALERT: {len(report.overdue)} erasure request(s) past their deadline; the oldest, "
             f"{worst['request_id']}, by {-worst['days_left']:g} day(s). "
             "Run `dbt run-operation gdpr_erase`."
+        )
+    if report.access_overdue:
+        worst = min(report.access_overdue, key=lambda r: _days(r["days_left"]))
+        lines.append(
+            f"ALERT: {len(report.access_overdue)} access request(s) past their deadline; the "
+            f"oldest, {worst['request_id']}, "
+            + (
+                "with no deadline"
+                if worst["days_left"] is None
+                else f"by {-worst['days_left']:g} day(s)"
+            )
+            + ". Run "
+            "`python -m python_jobs.subject_access --subject-id ...` (it resumes them)."
         )
     if report.unpurged:
         worst = min(report.unpurged, key=lambda r: _days(r["purge_days_left"]))
@@ -614,7 +676,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             f"{_text(request['purge_deadline'])} UTC",
             file=sys.stderr,
         )
-    return 1 if report.overdue or report.unpurged else 0
+    return 1 if report.overdue or report.unpurged or report.access_overdue else 0
 
 
 if __name__ == "__main__":

@@ -164,3 +164,26 @@ def test_a_bad_export_retention_is_refused(value: object) -> None:
     with pytest.raises(AccessError, match="access_export_retention_days"):
         subject_access.export_retention_days(value)
     assert subject_access.export_retention_days("30") == 30
+
+
+def test_the_report_alerts_on_an_access_request_pending_past_its_deadline() -> None:
+    from python_jobs import report
+
+    def access(request_id: str, status: str, days_left: float | None) -> dict:
+        return {
+            "request_id": request_id,
+            "status": status,
+            "days_left": days_left,
+            "received_at": None,
+            "deadline": None,
+            "export_deleted_at": None,
+        }
+
+    late = [access("acc-1", "pending", -2.5), access("acc-2", "pending", None)]
+    fine = [access("acc-3", "pending", 4.0), access("acc-4", "exported", None)]
+    built = report.Report("day", NOW, [], [], [], [], {}, access=late + fine)
+    assert [r["request_id"] for r in built.access_overdue] == ["acc-1", "acc-2"]
+    [line] = report.alert_lines(built)
+    assert line.startswith("ALERT: 2 access request(s) past their deadline")
+    assert "acc-2, with no deadline" in line  # fail closed: no deadline is the worst
+    assert report.alert_lines(report.Report("day", NOW, [], [], [], [], {}, access=fine)) == []
