@@ -3,9 +3,12 @@
     python -m python_jobs.subject_access --subject-id P0000010
     python -m python_jobs.subject_access --subject-id P0000010 --received-at 2026-11-20 \\
         --requested-by "dpo office"
+    dbt run-operation request_access --args '{subject_ids: [P0000010]}'   # record now,
+    python -m python_jobs.subject_access                                   # answer later
 
 Records an access request in privacy.access_requests (received, deadline one calendar
-month later, var request_deadline), then reads every relation the privacy contract
+month later, var request_deadline), or takes the pending ones `request_access`
+recorded, then for each reads every relation the privacy contract
 says holds the subject's rows (meta.privacy subject_key: by source id or by
 pseudonym), at one Delta version each, decrypts its encrypted columns with the
 subject's key inside the query, and writes one package:
@@ -521,7 +524,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
-        "--subject-id", required=True, help="the subject's source id (e.g. P0000010)"
+        "--subject-id",
+        help="the subject's source id (e.g. P0000010); without it, every pending request "
+        "(dbt run-operation request_access) is answered",
     )
     parser.add_argument(
         "--received-at",
@@ -538,10 +543,107 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+@dataclass(frozen=True)
+class Lakehouse:
+    """What answering a request reads and writes, resolved once per run."""
+
+    spark: SparkSession
+    relations: list[DeltaRelation]
+    log: str
+    vault: str
+    macros: Macros
+    output_dir: Path
+
+
+def answer(
+    lakehouse: Lakehouse,
+    subject_id: str,
+    requested_by: str,
+    received: datetime,
+    deadline: str,
+    now: datetime,
+) -> None:
+    """Record (or resume) the subject's access request and answer it."""
+    spark, log, vault_ref = lakehouse.spark, lakehouse.log, lakehouse.vault
+    request = open_request(spark, log, subject_id, requested_by, received, deadline, now)
+    request_id = request["request_id"]
+    known = _sql(
+        spark,
+        f"select subject_type from {vault_ref} where subject_id = :subject_id",
+        subject_id=subject_id,
+    ).first()
+    subject_type = known["subject_type"] if known else None
+    closing = {
+        "subject_type": subject_type,
+        "relations": None,
+        "rows": None,
+        "export_path": None,
+        "sha256": None,
+    }
+    decided = erasure_state(spark, lakehouse.relations, subject_id)
+    if decided is not None:
+        status, reason = decided
+        close_request(spark, log, request_id, status=status, status_reason=reason, **closing)
+        print(f"subject_access {request_id}: {status}: {reason}")
+        return
+    key_sql = key_expression(spark, vault_ref, lakehouse.macros)
+    extracts = [
+        read_source(spark, source, vault_ref, key_sql, subject_id, lakehouse.macros)
+        for source in sorted(sources(lakehouse.relations, subject_type), key=lambda s: s.name)
+    ]
+    held = [extract for extract in extracts if extract["rows"]]
+    if not held:
+        reason = "no data held: no relation of the privacy contract has a row of this subject"
+        close_request(spark, log, request_id, status="no_data", status_reason=reason, **closing)
+        print(f"subject_access {request_id}: no_data: {reason}")
+        return
+    folder = lakehouse.output_dir / request_id
+    described = {
+        "request_id": request_id,
+        "subject_id": subject_id,
+        "subject_type": subject_type,
+        "received_at": request["received_at"],
+        "deadline": request["deadline"],
+        "requested_by": requested_by,
+    }
+    digest = write_package(folder, described, extracts)
+    rows = sum(len(extract["rows"]) for extract in held)
+    close_request(
+        spark,
+        log,
+        request_id,
+        status="exported",
+        status_reason=None,
+        **{
+            **closing,
+            "relations": len(held),
+            "rows": rows,
+            "export_path": str(folder),
+            "sha256": digest,
+        },
+    )
+    print(
+        f"subject_access {request_id}: exported {rows} row(s) of {len(held)} relation(s) "
+        f"(searched {len(extracts)}), deadline {request['deadline']} UTC"
+    )
+    for extract in held:
+        decrypted = extract["decrypted_columns"]
+        print(
+            f"  {extract['relation']:34} version {extract['version']:>4}  {len(extract['rows']):>4} row(s)"
+            + (f"  decrypted: {', '.join(decrypted)}" if decrypted else "")
+        )
+    print(f"  {folder}  (manifest.json SHA-256 {digest[:16]}...)")
+
+
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
     now = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    if not is_subject_id(args.subject_id):
+    if args.subject_id is None and (args.received_at or args.requested_by):
+        raise AccessError(
+            "--received-at and --requested-by describe one request: give them with "
+            "--subject-id (pending requests keep what request_access recorded)"
+        )
+    if args.subject_id is not None and not is_subject_id(args.subject_id):
         raise AccessError(
             f"--subject-id {args.subject_id[:80]!r} is not a subject id: allowed are the ids "
             "var subject_id_pattern admits (letters, digits, - _ . : @ by default)"
@@ -565,85 +667,40 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     from python_jobs.spark import get_spark
 
     spark = spark or get_spark("gdpr_lakehouse.subject_access")
-    log, vault_ref = table_ref(spark, log_relation), table_ref(spark, vault)
+    lakehouse = Lakehouse(
+        spark,
+        relations,
+        table_ref(spark, log_relation),
+        table_ref(spark, vault),
+        macros,
+        (args.output_dir or exports_dir()).resolve(),
+    )
+    if args.subject_id is not None:
+        subjects = [args.subject_id]
+    else:
+        subjects = [
+            row[0]
+            for row in spark.sql(
+                f"select distinct subject_id from {lakehouse.log} "
+                "where status = 'pending' and subject_id is not null order by subject_id"
+            ).collect()
+        ]
+        if not subjects:
+            print("subject_access: no pending access request (dbt run-operation request_access)")
+            return 0
     spark.conf.set(
         "spark.databricks.delta.commitInfo.userMetadata",
         commit_tag("python_jobs.subject_access", "subject_access"),
     )
     try:
-        request = open_request(spark, log, args.subject_id, requested_by, received, deadline, now)
-        request_id = request["request_id"]
-        known = _sql(
-            spark,
-            f"select subject_type from {vault_ref} where subject_id = :subject_id",
-            **{"subject_id": args.subject_id},
-        ).first()
-        subject_type = known["subject_type"] if known else None
-        closing = {
-            "subject_type": subject_type,
-            "relations": None,
-            "rows": None,
-            "export_path": None,
-            "sha256": None,
-        }
-        decided = erasure_state(spark, relations, args.subject_id)
-        if decided is not None:
-            status, reason = decided
-            close_request(spark, log, request_id, status=status, status_reason=reason, **closing)
-            print(f"subject_access {request_id}: {status}: {reason}")
-            return 0
-        key_sql = key_expression(spark, vault_ref, macros)
-        extracts = [
-            read_source(spark, source, vault_ref, key_sql, args.subject_id, macros)
-            for source in sorted(sources(relations, subject_type), key=lambda s: s.name)
-        ]
-        held = [extract for extract in extracts if extract["rows"]]
-        if not held:
-            reason = "no data held: no relation of the privacy contract has a row of this subject"
-            close_request(spark, log, request_id, status="no_data", status_reason=reason, **closing)
-            print(f"subject_access {request_id}: no_data: {reason}")
-            return 0
-        folder = (args.output_dir or exports_dir()).resolve() / request_id
-        described = {
-            "request_id": request_id,
-            "subject_id": args.subject_id,
-            "subject_type": subject_type,
-            "received_at": request["received_at"],
-            "deadline": request["deadline"],
-            "requested_by": requested_by,
-        }
-        digest = write_package(folder, described, extracts)
-        rows = sum(len(extract["rows"]) for extract in held)
-        close_request(
-            spark,
-            log,
-            request_id,
-            status="exported",
-            status_reason=None,
-            **{
-                **closing,
-                "relations": len(held),
-                "rows": rows,
-                "export_path": str(folder),
-                "sha256": digest,
-            },
-        )
+        for subject_id in subjects:
+            if not is_subject_id(subject_id):  # a row written by hand, not by request_access
+                raise AccessError(
+                    f"privacy.access_requests holds {subject_id[:80]!r}: not a subject id"
+                )
+            answer(lakehouse, subject_id, requested_by, received, deadline, now)
     finally:
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
-    print(
-        f"subject_access {request_id}: exported {rows} row(s) of {len(held)} relation(s) "
-        f"(searched {len(extracts)}), deadline {request['deadline']} UTC"
-    )
-    for extract in held:
-        print(
-            f"  {extract['relation']:34} version {extract['version']:>4}  {len(extract['rows']):>4} row(s)"
-            + (
-                f"  decrypted: {', '.join(extract['decrypted_columns'])}"
-                if extract["decrypted_columns"]
-                else ""
-            )
-        )
-    print(f"  {folder}  (manifest.json SHA-256 {digest[:16]}...)")
     return 0
 
 

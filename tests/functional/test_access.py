@@ -232,3 +232,34 @@ def test_a_crashed_request_resumes_and_the_purge_expires_exports(
     assert deleted is not None
     assert subject_access.expire_exports(spark, relations, now, 30) == 0  # idempotent
     spark.sql(f"delete from privacy.access_requests where request_id = '{outside.name}'")
+
+
+def test_requests_recorded_by_dbt_are_answered_by_the_job(
+    built: None, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """`dbt run-operation request_access` records (idempotent while pending, bad input
+    refused by name); the job without --subject-id answers every pending request."""
+    patient = _subject(spark, "patient", 9)
+    args = {"subject_ids": [patient, "P9999991"], "received_at": "2026-02-10"}
+    dbt.operation("request_access", args)
+    dbt.operation("request_access", args)  # nothing new while they are pending
+    pending = spark.sql(
+        "select subject_id, cast(deadline as string) from privacy.access_requests "
+        f"where status = 'pending' and subject_id in ('{patient}', 'P9999991')"
+    ).collect()
+    assert sorted(row[0] for row in pending) == sorted([patient, "P9999991"])
+    assert {row[1] for row in pending} == {"2026-03-10 23:59:59"}
+    ok, errors = dbt.operation(
+        "request_access", {"subject_ids": ["P1'; drop table x"]}, expect_success=False
+    )
+    assert not ok and "subject" in errors
+    assert subject_access.main([], spark) == 0
+    answered = dict(
+        spark.sql(
+            "select subject_id, status from privacy.access_requests "
+            f"where subject_id in ('{patient}', 'P9999991')"
+        ).collect()
+    )
+    assert answered == {patient: "exported", "P9999991": "no_data"}
+    with pytest.raises(ProjectError, match="give them with --subject-id"):
+        subject_access.main(["--received-at", "2026-02-10"], spark)
