@@ -47,6 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.macros import Macros, engine_macros
@@ -66,6 +67,13 @@ ACCESS_LOG = "privacy_access_requests"
 ERASURE_LOG = "privacy_erasure_requests"
 REQUEST_ID = re.compile(r"^acc-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 EXPORT_RETENTION_DAYS = 30
+# a relation the manifest declares that `dbt build` has not made yet
+NOT_BUILT = (
+    "TABLE_OR_VIEW_NOT_FOUND",
+    "DELTA_TABLE_NOT_FOUND",
+    "DELTA_MISSING_DELTA_TABLE",
+    "PATH_NOT_FOUND",
+)
 # what a request ends as; `pending` until then
 ANSWERED = ("exported", "no_data", "refused")
 # printable text of one line, as the operations accept for requested_by
@@ -246,9 +254,15 @@ def read_source(
     subject_id: str,
     macros: Macros,
 ) -> dict[str, Any]:
-    """The subject's rows of one relation at its latest version, decrypted in the query."""
-    ref = table_ref(spark, source.relation)
-    version = _latest_version(spark, ref)
+    """The subject's rows of one relation at its latest version, decrypted in the query;
+    None when the relation is not built (a model added since the last `dbt build`)."""
+    try:
+        ref = table_ref(spark, source.relation)
+        version = _latest_version(spark, ref)
+    except PySparkException as error:
+        if error.getCondition() in NOT_BUILT:
+            return None
+        raise
     fields = spark.sql(f"select * from {ref} version as of {version}").schema.fields
     pii = set(source.relation.privacy.get("pii_columns") or [])
     is_vault = source.relation.privacy.get("role") == "vault"
@@ -587,10 +601,11 @@ def answer(
         print(f"subject_access {request_id}: {status}: {reason}")
         return
     key_sql = key_expression(spark, vault_ref, lakehouse.macros)
-    extracts = [
+    read = [
         read_source(spark, source, vault_ref, key_sql, subject_id, lakehouse.macros)
         for source in sorted(sources(lakehouse.relations, subject_type), key=lambda s: s.name)
     ]
+    extracts = [extract for extract in read if extract is not None]
     held = [extract for extract in extracts if extract["rows"]]
     if not held:
         reason = "no data held: no relation of the privacy contract has a row of this subject"

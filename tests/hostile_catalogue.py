@@ -122,6 +122,33 @@ CATALOGUE = [
     ("gdpr_erase", {"dry_run": 1}, "must be true or false"),
     ("gdpr_erase", {"subject": [ID]}, "unknown argument"),
     ("gdpr_erase", {"reason": "no ids"}, "give them with subject_ids"),
+    # request_access
+    ("request_access", {}, "subject_ids must be a list"),
+    ("request_access", {"subject_ids": ["P1' or '1'='1"]}, "is not a subject id"),
+    ("request_access", {"subject_ids": [ID, "__tombstone__"]}, "is reserved"),
+    ("request_access", {"subject_ids": [ID], "requested_by": "a\\b"}, "requested_by"),
+    ("request_access", {"subject_ids": [ID], "received_at": "2026-02-30"}, "is not a valid date"),
+    (
+        "request_access",
+        {"subject_ids": [ID], "received_at": "${env:LAKEHOUSE_KEK}"},
+        "is not a date or a time",
+    ),
+    ("request_access", {"subject_ids": [ID], "reason": "why"}, "unknown argument(s) reason"),
+    # restrict_processing
+    ("restrict_processing", {"subject_ids": [ID]}, "give the reason"),
+    ("restrict_processing", {"subject_ids": [ID], "lift": "yes"}, "must be true or false"),
+    ("restrict_processing", {"subject_ids": ["' or 1=1 --"], "reason": "r"}, "is not a subject id"),
+    ("restrict_processing", {"subject_ids": [ID], "reason": "two\nlines"}, "reason"),
+    (
+        "restrict_processing",
+        {"subject_ids": [ID], "reason": "r", "placed_by": "${env:USER}"},
+        "placed_by",
+    ),
+    (
+        "restrict_processing",
+        {"subject_ids": [ID], "reason": "r", "until": "2027"},
+        "unknown argument(s) until",
+    ),
     # legal_hold
     ("legal_hold", {"subject_ids": [ID]}, "give the reason"),
     ("legal_hold", {"subject_ids": [ID], "release": "no"}, "must be true or false"),

@@ -14,4 +14,6 @@ final as (
     group by user_pseudonym
 )
 
+-- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
 select * from final
+where {{ gdpr_lakehouse.not_restricted('final.user_pseudonym') }}

@@ -34,4 +34,6 @@ final as (
     left join per_patient on patients.patient_pseudonym = per_patient.patient_pseudonym
 )
 
+-- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
 select * from final
+where {{ gdpr_lakehouse.not_restricted('final.patient_pseudonym') }}

@@ -37,4 +37,6 @@ final as (
     from combined
 )
 
+-- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
 select * from final
+where {{ gdpr_lakehouse.not_restricted('final.user_pseudonym') }}

@@ -28,4 +28,6 @@ final as (
     left join vault on users.user_pseudonym = vault.subject_pseudonym
 )
 
+-- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
 select * from final
+where {{ gdpr_lakehouse.not_restricted('final.user_pseudonym') }}

@@ -5,7 +5,8 @@ Each case runs the operation exactly as a user would (`dbt run-operation <macro>
 nothing: the latest Delta version of every relation the project declares, read from
 its transaction log, is the same before and after. Injection, unknown names, wrong
 types, empty, oversize, unicode and control characters, for request_erasure,
-gdpr_erase, legal_hold, restore_version and table_history.
+gdpr_erase, legal_hold, restore_version, table_history, request_access and
+restrict_processing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ REAL = NEEDS_STATE + [
         "legal_hold",
         "restore_version",
         "table_history",
+        "request_access",
+        "restrict_processing",
     )
 ]
 

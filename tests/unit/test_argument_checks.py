@@ -112,6 +112,8 @@ def test_hostile_input_is_refused_before_any_statement(
     [
         ("request_erasure", {"subject_ids": [ID], "reason": "the patient's letter"}, ID),
         ("legal_hold", {"subject_ids": [ID], "reason": "litigation 2026-17"}, ID),
+        ("request_access", {"subject_ids": [ID]}, ID),
+        ("restrict_processing", {"subject_ids": [ID], "reason": "accuracy contested"}, ID),
         # first the key mode the vault records (fail closed on a mismatch)
         ("gdpr_erase", {"subject_ids": [ID]}, "show tblproperties privacy.subject_keys"),
         ("restore_version", {"model": "silver_patients", "version": 1}, "show tblproperties"),
@@ -136,4 +138,6 @@ def test_the_catalogue_covers_every_operation() -> None:
         "legal_hold",
         "restore_version",
         "table_history",
+        "request_access",
+        "restrict_processing",
     }

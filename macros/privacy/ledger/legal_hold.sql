@@ -5,6 +5,9 @@
     Places (or releases) a legal hold: a subject whose records a law or a court
     requires keeping. gdpr_erase does not erase a subject under hold; their requests
     become `held` with the hold's reason, and are taken up again once it is released.
+    A hold also restricts processing (GDPR Art. 18(1)(c)): the subject's rows leave the
+    per-subject tables consumers read at once and stay out of them and of the masked
+    views while it is active (macro not_restricted).
     Idempotent: an active hold is not placed twice.
 #}
 {% macro legal_hold(subject_ids=none, reason=none, placed_by=none, release=false) -%}
@@ -45,6 +48,8 @@ when not matched then insert (subject_id, reason, placed_by, placed_at, released
 values (incoming.subject_id, {{ gdpr_lakehouse._sql_string(reason) }}, {{ gdpr_lakehouse._sql_string(actor) }}, current_timestamp(), null, null)
         {%- endset -%}
         {%- do run_query(merge_sql) -%}
+        {#- a hold restricts processing too (GDPR Art. 18(1)(c)): kept, not published -#}
+        {%- do gdpr_lakehouse._unpublish(ids) -%}
     {%- endif -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set lines = [] -%}

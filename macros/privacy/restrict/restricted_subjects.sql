@@ -1,0 +1,64 @@
+{#- Restriction of processing (GDPR Art. 18): the subject ids whose data is kept but not
+    published, as a query: an active restriction (restrict_processing) or an active
+    legal hold (a record the law requires keeping is kept, not processed further). -#}
+{% macro restricted_subjects() -%}
+    {{ return(adapter.dispatch('restricted_subjects', 'gdpr_lakehouse')()) }}
+{%- endmacro %}
+
+{% macro spark__restricted_subjects() -%}
+    select restrictions.subject_id from {{ ref('privacy_restrictions') }} as restrictions
+    where restrictions.lifted_at is null and restrictions.subject_id is not null
+    union all
+    select holds.subject_id from {{ ref('privacy_legal_holds') }} as holds
+    where holds.released_at is null and holds.subject_id is not null
+{%- endmacro %}
+
+{#- A predicate for a published model's rows: true unless the row's subject (its
+    pseudonym, or its source id with kind='id') is restricted. Per-subject gold models
+    and the consumers' masked views filter with it; a restriction reaches a view at
+    once and a gold table at its next build. -#}
+{% macro not_restricted(key_expr, kind='pseudonym') -%}
+    {{ return(adapter.dispatch('not_restricted', 'gdpr_lakehouse')(key_expr, kind)) }}
+{%- endmacro %}
+
+{% macro spark__not_restricted(key_expr, kind) -%}
+    {%- if kind not in ('pseudonym', 'id') -%}
+        {%- do exceptions.raise_compiler_error("not_restricted: kind is " ~ kind ~ "; allowed: pseudonym, id") -%}
+    {%- endif -%}
+    not exists (
+        select 1 from ({{ gdpr_lakehouse.restricted_subjects() }}) as restricted
+        {%- if kind == 'pseudonym' %}
+        inner join {{ ref('privacy_subject_keys') }} as restricted_vault
+            on restricted_vault.subject_id = restricted.subject_id
+        where restricted_vault.subject_pseudonym = {{ key_expr }}
+        {%- else %}
+        where restricted.subject_id = {{ key_expr }}
+        {%- endif %}
+    )
+{%- endmacro %}
+
+{#- Takes restricted subjects out of what is published at once: deletes their rows from
+    every per-subject table the consumers read (a model with meta audience: consumers
+    and a subject key; views filter themselves). The next build keeps them out
+    (not_restricted); once lifted, the next build brings them back. Called by
+    restrict_processing and legal_hold inside their tagged commits. -#}
+{% macro _unpublish(ids) -%}
+    {%- set vault = gdpr_lakehouse._control_relation('privacy_subject_keys') -%}
+    {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model'
+          and gdpr_lakehouse.in_privacy_scope(node)
+          and node.config.materialized not in ('view', 'ephemeral')
+          and (node.config.meta or {}).get('audience') == 'consumers'
+          and ((node.config.meta or {}).get('privacy') or {}).get('subject_key') -%}
+        {%- set privacy = node.config.meta.privacy -%}
+        {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}$', privacy.subject_key | string) -%}
+            {%- do exceptions.raise_compiler_error(node.unique_id ~ " declares subject_key " ~ (privacy.subject_key | string)[:64] ~ "; it must be an identifier") -%}
+        {%- endif -%}
+        {%- set relation = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
+        {%- if relation is not none -%}
+            {%- set keys = ("select subject_pseudonym from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
+                if privacy.get('subject_key_kind') == 'pseudonym' else id_list -%}
+            {%- do run_query("delete from " ~ relation ~ " where " ~ adapter.quote(privacy.subject_key) ~ " in (" ~ keys ~ ")") -%}
+        {%- endif -%}
+    {%- endfor -%}
+{%- endmacro %}
