@@ -263,3 +263,59 @@ def test_requests_recorded_by_dbt_are_answered_by_the_job(
     assert answered == {patient: "exported", "P9999991": "no_data"}
     with pytest.raises(ProjectError, match="give them with --subject-id"):
         subject_access.main(["--received-at", "2026-02-10"], spark)
+
+
+def test_a_restricted_or_held_subject_is_kept_but_not_published(
+    built: None, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """GDPR Art. 18: restrict_processing, and a legal hold, take the subject out of the
+    per-subject gold table at once and out of the consumers' masked view, keep them in
+    silver, keep them out at the next build; the compliance test fails on a published
+    row of a restricted subject; lifted, the next build publishes them again."""
+    restricted, held = _subject(spark, "patient", 12), _subject(spark, "patient", 13)
+    pseudonyms = dict(
+        spark.sql(
+            "select subject_id, subject_pseudonym from privacy.subject_keys "
+            f"where subject_id in ('{restricted}', '{held}')"
+        ).collect()
+    )
+    listed = "', '".join(pseudonyms.values())
+
+    def published(relation: str) -> set[str]:
+        rows = spark.sql(
+            f"select patient_pseudonym from {relation} where patient_pseudonym in ('{listed}')"
+        ).collect()
+        return {row[0] for row in rows}
+
+    everyone = set(pseudonyms.values())
+    assert published("gold.patient_summary") == published("privacy.patients_masked") == everyone
+    before = spark.sql("describe history gold.patient_summary limit 1").first()["version"]
+    dbt.operation(
+        "restrict_processing",
+        {"subject_ids": [restricted], "reason": "accuracy contested (Art. 18(1)(a))"},
+    )
+    dbt.operation("legal_hold", {"subject_ids": [held], "reason": "case 2026-99"})
+    try:
+        assert published("gold.patient_summary") == published("privacy.patients_masked") == set()
+        assert published("silver.patients") == everyone  # kept
+        dbt.invoke("build", "--select", "gold_patient_summary", "no_restricted_subject_published")
+        assert published("gold.patient_summary") == set()
+        # a published table that lets one back in (as a model without the filter would)
+        spark.sql(
+            "insert into gold.patient_summary select * from gold.patient_summary "
+            f"version as of {before} where patient_pseudonym = '{pseudonyms[restricted]}'"
+        )
+        result = dbt.invoke(
+            "test", "--select", "no_restricted_subject_published", expect_success=False
+        )
+        assert not result.success and result.result.results[0].failures == 1
+    finally:
+        dbt.operation("restrict_processing", {"subject_ids": [restricted], "lift": True})
+        dbt.operation("legal_hold", {"subject_ids": [held], "release": True})
+    assert published("privacy.patients_masked") == everyone  # the view at once
+    dbt.invoke("run", "--select", "gold_patient_summary")
+    assert published("gold.patient_summary") == everyone
+    lifted = spark.sql(
+        f"select lifted_at, lifted_by from privacy.restrictions where subject_id = '{restricted}'"
+    ).first()
+    assert lifted["lifted_at"] is not None and lifted["lifted_by"] == "pytest"
