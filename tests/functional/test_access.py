@@ -6,7 +6,9 @@ here (not the job's), and its decrypted values against the vault's key opened wi
 Python's own AES-GCM; the package's files are private and match their digests; an
 unknown subject gets "no data held", a subject whose erasure is open is refused, bad
 input changes nothing; a request left pending by a crash is resumed; the purge's
-expiry deletes an export past its retention and nothing outside the exports folder.
+expiry deletes an export past its retention and nothing outside the exports folder;
+requests recorded by `dbt run-operation request_access` are answered by the job. And
+restriction (Art. 18): a restricted or held subject is kept but not published.
 (The life of an export through an erasure and a purge is in test_scan.py.)
 """
 
