@@ -21,20 +21,9 @@
 {% macro _unpublish(ids) -%}
     {%- set vault = gdpr_lakehouse._control_relation('privacy_subject_keys') -%}
     {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
-    {%- for node in graph.nodes.values() if node.resource_type == 'model'
-          and gdpr_lakehouse.in_privacy_scope(node)
-          and node.config.materialized not in ('view', 'ephemeral')
-          and (node.config.meta or {}).get('audience') == 'consumers'
-          and ((node.config.meta or {}).get('privacy') or {}).get('subject_key') -%}
-        {%- set privacy = node.config.meta.privacy -%}
-        {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}$', privacy.subject_key | string) -%}
-            {%- do exceptions.raise_compiler_error(node.unique_id ~ " declares subject_key " ~ (privacy.subject_key | string)[:64] ~ "; it must be an identifier") -%}
-        {%- endif -%}
-        {%- set relation = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
-        {%- if relation is not none -%}
-            {%- set keys = ("select subject_pseudonym from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
-                if privacy.get('subject_key_kind') == 'pseudonym' else id_list -%}
-            {%- do run_query("delete from " ~ relation ~ " where " ~ adapter.quote(privacy.subject_key) ~ " in (" ~ keys ~ ")") -%}
-        {%- endif -%}
+    {%- for published in gdpr_lakehouse.published_subject_models() if published.table -%}
+        {%- set keys = ("select subject_pseudonym from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
+            if published.kind == 'pseudonym' else id_list -%}
+        {%- do run_query("delete from " ~ published.relation ~ " where " ~ adapter.quote(published.key) ~ " in (" ~ keys ~ ")") -%}
     {%- endfor -%}
 {%- endmacro %}
