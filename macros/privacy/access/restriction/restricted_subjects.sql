@@ -21,9 +21,12 @@
 {% macro _unpublish(ids) -%}
     {%- set vault = gdpr_lakehouse._control_relation('privacy_subject_keys') -%}
     {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
+    {#- a MERGE: Delta's DELETE takes no subquery, and pseudonyms stay out of the SQL text -#}
     {%- for published in gdpr_lakehouse.published_subject_models() if published.table -%}
-        {%- set keys = ("select subject_pseudonym from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
-            if published.kind == 'pseudonym' else id_list -%}
-        {%- do run_query("delete from " ~ published.relation ~ " where " ~ adapter.quote(published.key) ~ " in (" ~ keys ~ ")") -%}
+        {%- set keys = ("select subject_pseudonym as restricted_key from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
+            if published.kind == 'pseudonym'
+            else "select subject_id as restricted_key from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")" -%}
+        {%- do run_query("merge into " ~ published.relation ~ " as published using (" ~ keys ~ ") as restricted"
+            ~ " on published." ~ adapter.quote(published.key) ~ " = restricted.restricted_key when matched then delete") -%}
     {%- endfor -%}
 {%- endmacro %}
