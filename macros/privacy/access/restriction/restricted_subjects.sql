@@ -18,6 +18,13 @@
     and a subject key; views filter themselves). The next build keeps them out
     (not_restricted); once lifted, the next build brings them back. Called by
     restrict_processing and legal_hold inside their tagged commits. -#}
+{#- ids as VALUES rows: ('a'), ('b') -#}
+{% macro _sql_rows(ids) -%}
+    {%- set rows = [] -%}
+    {%- for subject_id in ids -%}{%- do rows.append('(' ~ gdpr_lakehouse._sql_string(subject_id) ~ ')') -%}{%- endfor -%}
+    {{ return(rows | join(', ')) }}
+{%- endmacro %}
+
 {% macro _unpublish(ids) -%}
     {%- set vault = gdpr_lakehouse._control_relation('privacy_subject_keys') -%}
     {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
@@ -25,7 +32,7 @@
     {%- for published in gdpr_lakehouse.published_subject_models() if published.table -%}
         {%- set keys = ("select subject_pseudonym as restricted_key from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")")
             if published.kind == 'pseudonym'
-            else "select subject_id as restricted_key from " ~ vault ~ " where subject_id in (" ~ id_list ~ ")" -%}
+            else "select * from values " ~ gdpr_lakehouse._sql_rows(ids) ~ " as restricted (restricted_key)" -%}
         {%- do run_query("merge into " ~ published.relation ~ " as published using (" ~ keys ~ ") as restricted"
             ~ " on published." ~ adapter.quote(published.key) ~ " = restricted.restricted_key when matched then delete") -%}
     {%- endfor -%}
