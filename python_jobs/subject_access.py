@@ -26,7 +26,7 @@ erasure request and its certificate) or `refused` (an erasure of the subject is 
 way: it will answer "no data held" once done). A crash leaves the request `pending`;
 the next run for the subject resumes it. The vault's keys are never exported.
 `python -m python_jobs.purge` deletes an export after var access_export_retention_days
-(30), and at once when its subject is erased. Exit 0 when answered, 2 for bad input.
+(30), or at its first run after the subject is erased. Exit 0 when answered, 2 for bad input.
 """
 
 from __future__ import annotations
