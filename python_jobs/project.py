@@ -270,6 +270,23 @@ def manifest(target_path: Path | None = None) -> dict[str, Any]:
     return _read_manifest(path, path.stat().st_mtime_ns)
 
 
+def whole_days_var(
+    name: str, default: int, most: int, meaning: str, configured: object = None
+) -> int:
+    """A var of the project (dbt_project.yml) that is whole days from 1 to `most`:
+    `configured` when given, else the project's value, else `default`; a clear error
+    naming the var and what it means otherwise."""
+    value = project_vars().get(name, default) if configured is None else configured
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ProjectError(
+            f"var {name} is {str(value)[:40]!r}: allowed is a whole number of days from 1 "
+            f"to {most} ({meaning})"
+        )
+    return value
+
+
 def interval_hours(text: str) -> float:
     """Hours of a Delta interval property ('interval 7 days', '1 hours'): the rule of the
     macro _retention_hours, which the operations and the post-hook read."""

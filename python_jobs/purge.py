@@ -64,8 +64,8 @@ from python_jobs.project import (
     landing_dir,
     manifest,
     prog,
-    project_vars,
     run_job,
+    whole_days_var,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 from python_jobs.reorg import quoted, reorg_in_local_app
@@ -523,19 +523,13 @@ def record(
 
 def record_retention_days(configured: object = None) -> int:
     """Var erasure_record_retention_days (dbt_project.yml): whole days, 1 to 36500."""
-    value = (
-        project_vars().get("erasure_record_retention_days", RECORD_RETENTION_DAYS)
-        if configured is None
-        else configured
+    return whole_days_var(
+        "erasure_record_retention_days",
+        RECORD_RETENTION_DAYS,
+        36500,
+        "how long a purged request keeps its subject id",
+        configured,
     )
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 36500:
-        raise ProjectError(
-            f"var erasure_record_retention_days is {str(value)[:40]!r}: allowed is a whole "
-            "number of days from 1 to 36500 (how long a purged request keeps its subject id)"
-        )
-    return value
 
 
 # What a request (and a released legal hold of its subject) keeps that names a person:

@@ -56,9 +56,9 @@ from python_jobs.project import (
     commit_tag,
     manifest,
     prog,
-    project_vars,
     run_job,
     state_dir,
+    whole_days_var,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 from python_jobs.request_states import is_subject_id, request_states
@@ -111,19 +111,13 @@ def exports_dir() -> Path:
 
 def export_retention_days(configured: object = None) -> int:
     """Var access_export_retention_days (dbt_project.yml): whole days, 1 to 3650."""
-    value = (
-        project_vars().get("access_export_retention_days", EXPORT_RETENTION_DAYS)
-        if configured is None
-        else configured
+    return whole_days_var(
+        "access_export_retention_days",
+        EXPORT_RETENTION_DAYS,
+        3650,
+        "how long an access export is kept",
+        configured,
     )
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 3650:
-        raise AccessError(
-            f"var access_export_retention_days is {str(value)[:40]!r}: allowed is a whole "
-            "number of days from 1 to 3650 (how long an access export is kept)"
-        )
-    return value
 
 
 def parse_received(text: str | None, now: datetime) -> datetime:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from python_jobs import subject_access
+from python_jobs.project import ProjectError
 from python_jobs.relations import DeltaRelation
 from python_jobs.subject_access import AccessError, parse_received, sql_literal
 
@@ -161,7 +162,7 @@ def test_the_package_is_private_and_lists_each_files_digest(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("value", [0, 3651, "30 days", -1, True])
 def test_a_bad_export_retention_is_refused(value: object) -> None:
-    with pytest.raises(AccessError, match="access_export_retention_days"):
+    with pytest.raises(ProjectError, match="access_export_retention_days"):
         subject_access.export_retention_days(value)
     assert subject_access.export_retention_days("30") == 30
 
