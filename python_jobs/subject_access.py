@@ -436,9 +436,12 @@ def open_request(
         **{"subject_id": subject_id},
     ).first()
     if pending is not None:
-        print(
-            f"subject_access: resuming {pending['request_id']} (pending since a run that stopped)"
-        )
+        if pending["received_at"] is None or pending["deadline"] is None:
+            raise AccessError(
+                f"access request {pending['request_id']} is pending without a received time or "
+                "deadline (not written by request_access or this job); fix or remove it first"
+            )
+        print(f"subject_access: answering the pending request {pending['request_id']}")
         return {
             "request_id": pending["request_id"],
             "received_at": pending["received_at"][:19],
@@ -546,7 +549,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--output-dir",
         type=Path,
-        help="where the export folder goes (default <LAKEHOUSE_DIR>/exports)",
+        help="where the export folder goes (default <LAKEHOUSE_DIR>/exports; the purge "
+        "deletes expired exports only there)",
     )
     return parser.parse_args(argv)
 
