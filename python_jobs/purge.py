@@ -70,7 +70,11 @@ from python_jobs.project import (
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
 from python_jobs.reorg import quoted, reorg_in_local_app
 from python_jobs.request_states import status_in
-from python_jobs.subject_access import expire_exports, export_retention_days
+from python_jobs.subject_access import (
+    expire_access_records,
+    expire_exports,
+    export_retention_days,
+)
 
 SAFETY_HOURS = 168
 RECORD_RETENTION_DAYS = 1095
@@ -686,6 +690,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         print(
             f"  request log: {expired} request(s) purged more than {retention_days} day(s) ago "
             "lost their subject id, reason and requester (var erasure_record_retention_days)"
+        )
+        access = expire_access_records(spark, relations, retention_days, ran_at)
+        print(
+            f"  access requests and restrictions: {access} answered or lifted more than "
+            f"{retention_days} day(s) ago lost their subject id and free text"
         )
         exports = expire_exports(spark, relations, ran_at, export_days)
         print(

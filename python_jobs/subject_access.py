@@ -766,5 +766,42 @@ def expire_exports(
     return len(deleted)
 
 
+# What an answered access request and a lifted restriction keep that names a person;
+# kept as the record for var erasure_record_retention_days, like the erasure log.
+REDACTED_ACCESS_COLUMNS = ("subject_id", "requested_by", "status_reason")
+REDACTED_RESTRICTION_COLUMNS = ("subject_id", "reason", "placed_by", "lifted_by")
+
+
+def expire_access_records(
+    spark: SparkSession, relations: list[DeltaRelation], days: int, ran_at: datetime
+) -> int:
+    """Redact access requests answered, and restrictions lifted, more than `days` before
+    `ran_at` (var erasure_record_retention_days): their subject id, free text and who
+    recorded them become null. A pending request and an active restriction stay.
+    Returns how many rows. Idempotent: a row with nothing left is not counted again."""
+    names = {relation.name for relation in relations}
+    cutoff = f"timestamp'{ran_at:%Y-%m-%d %H:%M:%S}' - make_interval(0, 0, 0, {int(days)})"
+    redacted = 0
+    for model, ended, columns in (
+        (ACCESS_LOG, "completed_at", REDACTED_ACCESS_COLUMNS),
+        ("privacy_restrictions", "lifted_at", REDACTED_RESTRICTION_COLUMNS),
+    ):
+        if model not in names:
+            continue
+        table = table_ref(spark, _control(relations, model))
+        due = (
+            f"{ended} is not null and {ended} < {cutoff} "
+            f"and ({' or '.join(f'{c} is not null' for c in columns)})"
+        )
+        count = spark.sql(f"select count(*) from {table} where {due}").first()[0]
+        if count:
+            touched = ", updated_at = current_timestamp()" if model == ACCESS_LOG else ""
+            spark.sql(
+                f"update {table} set {', '.join(f'{c} = null' for c in columns)}{touched} where {due}"
+            ).collect()
+        redacted += count
+    return redacted
+
+
 if __name__ == "__main__":
     run_job(main, "subject_access")

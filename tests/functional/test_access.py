@@ -331,3 +331,54 @@ def test_a_restricted_or_held_subject_is_kept_but_not_published(
         f"select lifted_at, lifted_by from privacy.restrictions where subject_id = '{restricted}'"
     ).first()
     assert lifted["lifted_at"] is not None and lifted["lifted_by"] == "pytest"
+
+
+def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
+    built: None, spark: SparkSession
+) -> None:
+    """After var erasure_record_retention_days an answered access request and a lifted
+    restriction lose the subject id and free text; a pending request and an active
+    restriction keep theirs; a second run redacts nothing."""
+    spark.sql(
+        "insert into privacy.access_requests (request_id, subject_id, requested_by, status, "
+        "status_reason, completed_at, updated_at) values "
+        "('acc-20200101T000000-00000000aa', 'P9999992', 'dpo', 'no_data', 'no data held', "
+        "timestamp'2020-01-01 00:00:00', current_timestamp()), "
+        "('acc-20200101T000000-00000000bb', 'P9999993', 'dpo', 'pending', null, null, current_timestamp())"
+    )
+    spark.sql(
+        "insert into privacy.restrictions values "
+        "('P9999992', 'objection (Art. 21)', 'dpo', timestamp'2019-06-01 00:00:00', 'dpo', timestamp'2020-01-01 00:00:00'), "
+        "('P9999993', 'accuracy contested', 'dpo', timestamp'2019-06-01 00:00:00', null, null)"
+    )
+    relations = delta_relations(manifest())
+    now = datetime.now(UTC).replace(tzinfo=None)
+    try:
+        assert subject_access.expire_access_records(spark, relations, 1095, now) == 2
+        access = {
+            row[0]: (row[1], row[2], row[3])
+            for row in spark.sql(
+                "select request_id, subject_id, requested_by, status_reason from privacy.access_requests "
+                "where request_id like 'acc-20200101T000000-%'"
+            ).collect()
+        }
+        assert access == {
+            "acc-20200101T000000-00000000aa": (None, None, None),
+            "acc-20200101T000000-00000000bb": ("P9999993", "dpo", None),
+        }
+        restrictions = spark.sql(
+            "select subject_id, reason, placed_by, lifted_by from privacy.restrictions "
+            "where placed_at = timestamp'2019-06-01 00:00:00' order by subject_id nulls first"
+        ).collect()
+        assert [tuple(row) for row in restrictions] == [
+            (None, None, None, None),
+            ("P9999993", "accuracy contested", "dpo", None),
+        ]
+        assert subject_access.expire_access_records(spark, relations, 1095, now) == 0
+    finally:
+        spark.sql(
+            "delete from privacy.access_requests where request_id like 'acc-20200101T000000-%'"
+        )
+        spark.sql(
+            "delete from privacy.restrictions where placed_at = timestamp'2019-06-01 00:00:00'"
+        )
