@@ -96,7 +96,8 @@ def _sql(spark: SparkSession, query: str, **values: Any) -> Any:
     named parameters stay unbound behind Delta's SQL extension: UNBOUND_SQL_PARAMETER.)"""
 
     def literal(match: re.Match[str]) -> str:
-        return sql_literal(values[match.group(1)])
+        name = match.group(1)
+        return sql_literal(values[name]) if name in values else match.group(0)
 
     return spark.sql(re.sub(r"(?<![:\w]):([a-z_][a-z0-9_]*)\b", literal, query))
 
