@@ -41,6 +41,8 @@ CONTROL = (
     "privacy.erasure_evidence",
     "privacy.restore_log",
     "privacy.legal_holds",
+    "privacy.access_requests",
+    "privacy.restrictions",
 )
 
 
