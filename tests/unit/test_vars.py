@@ -11,20 +11,25 @@ from pathlib import Path
 
 import yaml
 
-from python_jobs import purge
+from python_jobs import purge, subject_access
 from tests.dbt_harness import ROOT
 
 # var('name', <default>) in Jinja; project_vars().get("name", <default>) in the jobs
 JINJA_VAR = re.compile(r"""\bvar\(\s*'(\w+)'\s*(?:,\s*((?:[^()]|\([^()]*\))*?))?\s*\)""")
 FLAG_VAR = re.compile(r"""_flag_var\(\s*'(\w+)'\s*(?:,\s*([^)]*))?\)""")
 JOB_VAR = re.compile(r"""project_vars\(\)\.get\(\s*"(\w+)"\s*(?:,\s*([^)]*))?\)""")
+# python_jobs.project.whole_days_var("name", default, most, ...)
+DAYS_VAR = re.compile(r"""whole_days_var\(\s*"(\w+)",\s*([^,]+),""")
 # computed where they are read (from the environment or a macro): listed, not declared
 COMPUTED = {"landing_path", "subject_id_pattern"}
 # read only to stop a run that still sets them (macros/privacy/ledger/request_deadline.sql)
 RETIRED = {"erasure_deadline_days"}
 JINJA_LITERALS = {"true": "True", "false": "False", "none": "None"}
 # a job's default named by a module constant: its value, read from the module
-PYTHON_CONSTANTS = {"RECORD_RETENTION_DAYS": repr(purge.RECORD_RETENTION_DAYS)}
+PYTHON_CONSTANTS = {
+    "RECORD_RETENTION_DAYS": repr(purge.RECORD_RETENTION_DAYS),
+    "EXPORT_RETENTION_DAYS": repr(subject_access.EXPORT_RETENTION_DAYS),
+}
 
 
 def _declared() -> dict:
@@ -60,8 +65,9 @@ def read_vars(root: Path) -> dict[str, set]:
             for name, default in pattern.findall(text):
                 found.setdefault(name, set()).add(repr(_literal(default or None)))
     for path in (root / "python_jobs").glob("*.py"):
-        for name, default in JOB_VAR.findall(path.read_text()):
-            found.setdefault(name, set()).add(repr(_literal(default or None)))
+        for pattern in (JOB_VAR, DAYS_VAR):
+            for name, default in pattern.findall(path.read_text()):
+                found.setdefault(name, set()).add(repr(_literal(default or None)))
     return found
 
 
