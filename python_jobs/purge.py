@@ -68,6 +68,7 @@ from python_jobs.project import (
     whole_days_var,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
+from python_jobs.relations import control_relation as _control
 from python_jobs.reorg import quoted, reorg_in_local_app
 from python_jobs.request_states import status_in
 from python_jobs.subject_access import (
@@ -467,13 +468,6 @@ def redact_tool_output(folders: list[Path], subjects: list[str]) -> int:
                 os.replace(temporary, path)
                 rewritten += 1
     return rewritten
-
-
-def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
-    for relation in relations:
-        if relation.name == name:
-            return relation
-    raise ProjectError(f"the manifest has no {name}; run `dbt build` first")
 
 
 def record(

@@ -95,6 +95,14 @@ def delta_relations(graph: dict[str, Any] | None = None) -> list[DeltaRelation]:
     return relations
 
 
+def control_relation(relations: list[DeltaRelation], name: str) -> DeltaRelation:
+    """The relation of the model `name` (a control table the jobs write), or a clear error."""
+    for relation in relations:
+        if relation.name == name:
+            return relation
+    raise ProjectError(f"the manifest has no {name}; run `dbt build` first")
+
+
 def table_ref(spark: SparkSession, relation: DeltaRelation) -> str:
     """How to name the relation in SQL from this session: by name, or delta.`path`."""
     if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":

@@ -61,6 +61,7 @@ from python_jobs.project import (
     whole_days_var,
 )
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
+from python_jobs.relations import control_relation as _control
 from python_jobs.request_states import is_subject_id, request_states
 
 ACCESS_LOG = "privacy_access_requests"
@@ -177,13 +178,6 @@ def sources(relations: list[DeltaRelation], subject_type: str | None) -> list[So
             raise AccessError(f"{relation.unique_id} declares subject_key {str(key)[:64]!r}")
         found.append(Source(relation, str(key), privacy.get("subject_key_kind") == "pseudonym"))
     return found
-
-
-def _control(relations: list[DeltaRelation], name: str) -> DeltaRelation:
-    for relation in relations:
-        if relation.name == name:
-            return relation
-    raise AccessError(f"the manifest has no {name}; run `dbt build` first")
 
 
 def _vault(relations: list[DeltaRelation]) -> DeltaRelation:
