@@ -594,14 +594,24 @@ def answer(
         print(f"subject_access {request_id}: {status}: {reason}")
         return
     key_sql = key_expression(spark, vault_ref, lakehouse.macros)
+    ordered = sorted(sources(lakehouse.relations, subject_type), key=lambda s: s.name)
     read = [
         read_source(spark, source, vault_ref, key_sql, subject_id, lakehouse.macros)
-        for source in sorted(sources(lakehouse.relations, subject_type), key=lambda s: s.name)
+        for source in ordered
     ]
     extracts = [extract for extract in read if extract is not None]
+    # a declared relation not built yet holds no row, but the answer says it was not read
+    missing = [
+        source.name for source, extract in zip(ordered, read, strict=True) if extract is None
+    ]
+    unread = f" (not built, so not read: {', '.join(missing)}; run `dbt build`)" if missing else ""
+    if missing:
+        print(f"subject_access: {len(missing)} declared relation(s){unread}")
     held = [extract for extract in extracts if extract["rows"]]
     if not held:
-        reason = "no data held: no relation of the privacy contract has a row of this subject"
+        reason = (
+            "no data held: no relation of the privacy contract has a row of this subject" + unread
+        )
         close_request(spark, log, request_id, status="no_data", status_reason=reason, **closing)
         print(f"subject_access {request_id}: no_data: {reason}")
         return
@@ -613,6 +623,7 @@ def answer(
         "received_at": request["received_at"],
         "deadline": request["deadline"],
         "requested_by": requested_by,
+        "not_built": missing,
     }
     digest = write_package(folder, described, extracts)
     rows = sum(len(extract["rows"]) for extract in held)
