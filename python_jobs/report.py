@@ -16,8 +16,9 @@ and the erasure requests, and writes, under the output folder:
 Exit status 1, with an ALERT line, when any open request is past its deadline, or any
 erased request is past its purge deadline (erased_at + var purge_deadline_days, default
 8: its old files must be gone by then; run ``python -m python_jobs.purge``), or any
-access request (privacy.access_requests) is still pending past its deadline, for cron
-and CI; 0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
+access request (privacy.access_requests) is still pending, or any rectification
+(privacy.rectification_requests) not yet applied, past its deadline, for cron and CI;
+0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
 Runs by path on the in-memory catalog, so it may run while dbt runs.
 """
 
@@ -147,6 +148,19 @@ select
 from access
 order by received_at, request_id
 """
+# rectification requests (python -m python_jobs.rectify): open until the build applied them
+RECTIFICATION_SQL = """
+select
+    request_id,
+    status,
+    received_at,
+    deadline,
+    case when status in ('pending', 'landed')
+        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+    end as days_left
+from rectification
+order by received_at, request_id
+"""
 SUMMARY_SQL = """
 select
     count(distinct relation, commit_version) as commits,
@@ -180,6 +194,19 @@ class Report:
             r
             for r in self.access
             if r["status"] == "pending" and (r["days_left"] is None or r["days_left"] < 0)
+        ]
+
+    # rectification requests (privacy.rectification_requests)
+    rectification: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def rectification_overdue(self) -> list[dict[str, Any]]:
+        """Rectifications not applied (pending or landed) past their deadline (or with none)."""
+        return [
+            r
+            for r in self.rectification
+            if r["status"] in ("pending", "landed")
+            and (r["days_left"] is None or r["days_left"] < 0)
         ]
 
     @property
@@ -216,6 +243,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         ("change_log", "audit_change_log"),
         ("requests", "privacy_erasure_requests"),
         ("access", "privacy_access_requests"),
+        ("rectification", "privacy_rectification_requests"),
     ):
         if model not in relations:
             raise ProjectError(f"the manifest has no {model}; run `dbt parse` first")
@@ -255,6 +283,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         ),
         summary=_rows(spark, SUMMARY_SQL)[0],
         access=_rows(spark, ACCESS_SQL.format(now=text)),
+        rectification=_rows(spark, RECTIFICATION_SQL.format(now=text)),
     )
 
 
@@ -459,6 +488,26 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                     ),
                 ],
                 [
+                    "rectifications not applied yet (landed: the next dbt build applies them)",
+                    str(
+                        len(
+                            [
+                                r
+                                for r in report.rectification
+                                if r["status"] in ("pending", "landed")
+                            ]
+                        )
+                    ),
+                ],
+                [
+                    "rectifications past their deadline",
+                    str(len(report.rectification_overdue)),
+                ],
+                [
+                    "rectifications applied",
+                    str(len([r for r in report.rectification if r["status"] == "applied"])),
+                ],
+                [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
                 ],
@@ -509,6 +558,18 @@ def alert_lines(report: Report) -> list[str]:
             )
             + ". Run "
             "`python -m python_jobs.subject_access --subject-id ...` (it resumes them)."
+        )
+    if report.rectification_overdue:
+        worst = min(report.rectification_overdue, key=lambda r: _days(r["days_left"]))
+        lines.append(
+            f"ALERT: {len(report.rectification_overdue)} rectification request(s) not applied "
+            f"past their deadline; the oldest, {worst['request_id']} ({worst['status']}), "
+            + (
+                "with no deadline"
+                if worst["days_left"] is None
+                else f"by {-worst['days_left']:g} day(s)"
+            )
+            + ". Run `dbt build`, then `python -m python_jobs.rectify` (it confirms them)."
         )
     if report.unpurged:
         worst = min(report.unpurged, key=lambda r: _days(r["purge_days_left"]))
@@ -676,7 +737,14 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             f"{_text(request['purge_deadline'])} UTC",
             file=sys.stderr,
         )
-    return 1 if report.overdue or report.unpurged or report.access_overdue else 0
+    return (
+        1
+        if report.overdue
+        or report.unpurged
+        or report.access_overdue
+        or report.rectification_overdue
+        else 0
+    )
 
 
 if __name__ == "__main__":

@@ -781,15 +781,17 @@ REDACTED_RESTRICTION_COLUMNS = ("subject_id", "reason", "placed_by", "lifted_by"
 def expire_access_records(
     spark: SparkSession, relations: list[DeltaRelation], days: int, ran_at: datetime
 ) -> int:
-    """Redact access requests answered, and restrictions lifted, more than `days` before
-    `ran_at` (var erasure_record_retention_days): their subject id, free text and who
-    recorded them become null. A pending request and an active restriction stay.
+    """Redact access and rectification requests completed, and restrictions lifted, more
+    than `days` before `ran_at` (var erasure_record_retention_days): their subject id,
+    free text and who recorded them become null. An open request and an active
+    restriction stay.
     Returns how many rows. Idempotent: a row with nothing left is not counted again."""
     names = {relation.name for relation in relations}
     cutoff = f"timestamp'{ran_at:%Y-%m-%d %H:%M:%S}' - make_interval(0, 0, 0, {int(days)})"
     redacted = 0
     for model, ended, columns in (
         (ACCESS_LOG, "completed_at", REDACTED_ACCESS_COLUMNS),
+        ("privacy_rectification_requests", "completed_at", REDACTED_ACCESS_COLUMNS),
         ("privacy_restrictions", "lifted_at", REDACTED_RESTRICTION_COLUMNS),
     ):
         if model not in names:
@@ -801,7 +803,9 @@ def expire_access_records(
         )
         count = spark.sql(f"select count(*) from {table} where {due}").first()[0]
         if count:
-            touched = ", updated_at = current_timestamp()" if model == ACCESS_LOG else ""
+            touched = (
+                ", updated_at = current_timestamp()" if model != "privacy_restrictions" else ""
+            )
             spark.sql(
                 f"update {table} set {', '.join(f'{c} = null' for c in columns)}{touched} where {due}"
             ).collect()

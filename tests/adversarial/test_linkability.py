@@ -42,6 +42,7 @@ CONTROL = (
     "privacy.restore_log",
     "privacy.legal_holds",
     "privacy.access_requests",
+    "privacy.rectification_requests",
     "privacy.restrictions",
 )
 
