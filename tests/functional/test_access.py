@@ -8,7 +8,8 @@ unknown subject gets "no data held", a subject whose erasure is open is refused,
 input changes nothing; a request left pending by a crash is resumed; the purge's
 expiry deletes an export past its retention and nothing outside the exports folder;
 requests recorded by `dbt run-operation request_access` are answered by the job. And
-restriction (Art. 18): a restricted or held subject is kept but not published.
+restriction (Art. 18): a restricted or held subject is kept but not published. And
+rectification (Art. 16): one update event landed, applied by the build everywhere.
 (The life of an export through an erasure and a purge is in test_scan.py.)
 """
 
@@ -20,10 +21,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate, subject_access
+from python_jobs import generate, rectify, subject_access
 from python_jobs.forensic_scan import _decrypt
 from python_jobs.project import ProjectError, manifest
 from python_jobs.relations import delta_relations
@@ -336,9 +338,9 @@ def test_a_restricted_or_held_subject_is_kept_but_not_published(
 def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
     built: None, spark: SparkSession
 ) -> None:
-    """After var erasure_record_retention_days an answered access request and a lifted
-    restriction lose the subject id and free text; a pending request and an active
-    restriction keep theirs; a second run redacts nothing."""
+    """After var erasure_record_retention_days an answered access request, an applied
+    rectification and a lifted restriction lose the subject id and free text; an open
+    request and an active restriction keep theirs; a second run redacts nothing."""
     spark.sql(
         "insert into privacy.access_requests (request_id, subject_id, requested_by, status, "
         "status_reason, completed_at, updated_at) values "
@@ -351,10 +353,28 @@ def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
         "('P9999992', 'objection (Art. 21)', 'dpo', timestamp'2019-06-01 00:00:00', 'dpo', timestamp'2020-01-01 00:00:00'), "
         "('P9999993', 'accuracy contested', 'dpo', timestamp'2019-06-01 00:00:00', null, null)"
     )
+    spark.sql(
+        "insert into privacy.rectification_requests (request_id, subject_id, requested_by, status, "
+        "status_reason, completed_at, updated_at) values "
+        "('rec-20200101T000000-00000000aa', 'P9999994', 'dpo', 'applied', 'applied by bronze.patients', "
+        "timestamp'2020-01-01 00:00:00', current_timestamp()), "
+        "('rec-20200101T000000-00000000bb', 'P9999995', 'dpo', 'landed', null, null, current_timestamp())"
+    )
     relations = delta_relations(manifest())
     now = datetime.now(UTC).replace(tzinfo=None)
     try:
-        assert subject_access.expire_access_records(spark, relations, 1095, now) == 2
+        assert subject_access.expire_access_records(spark, relations, 1095, now) == 3
+        rectifications = {
+            row[0]: (row[1], row[2], row[3])
+            for row in spark.sql(
+                "select request_id, subject_id, requested_by, status_reason from privacy.rectification_requests "
+                "where request_id like 'rec-20200101T000000-%'"
+            ).collect()
+        }
+        assert rectifications == {
+            "rec-20200101T000000-00000000aa": (None, None, None),
+            "rec-20200101T000000-00000000bb": ("P9999995", "dpo", None),
+        }
         access = {
             row[0]: (row[1], row[2], row[3])
             for row in spark.sql(
@@ -382,3 +402,113 @@ def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
         spark.sql(
             "delete from privacy.restrictions where placed_at = timestamp'2019-06-01 00:00:00'"
         )
+        spark.sql(
+            "delete from privacy.rectification_requests where request_id like 'rec-20200101T000000-%'"
+        )
+
+
+def _rectifications(spark: SparkSession, subject_id: str) -> list:
+    return spark.sql(
+        "select * from privacy.rectification_requests "
+        f"where subject_id = '{subject_id}' order by request_id"
+    ).collect()
+
+
+def test_a_rectification_lands_one_event_the_build_applies_everywhere(
+    built: None, dbt: DbtProject, spark: SparkSession, lakehouse_dir: Path, tmp_path: Path
+) -> None:
+    """Art. 16: the corrected e-mail lands as one update event; the build applies it to
+    bronze, silver and the snapshot (checked with Python's AES-GCM and the vault's key),
+    every other value stays; the request log holds column names, never the value. Bad
+    columns and unknown, erased or erasing subjects change nothing but a refused row."""
+    subject_id = _subject(spark, "patient", 12)
+    read = (
+        "select k.data_key, p.email_enc, p.full_name_enc, p.phone_enc, p.city from privacy.subject_keys k "
+        f"join bronze.patients p on p.patient_id = k.subject_id where k.subject_id = '{subject_id}'"
+    )
+    key, email_enc, name_enc, phone_enc, city = spark.sql(read).first()
+    key = bytes(key)
+    before = {
+        "email": _decrypt(key, bytes(email_enc)).decode(),
+        "full_name": _decrypt(key, bytes(name_enc)).decode(),
+        "phone": _decrypt(key, bytes(phone_enc)).decode(),
+    }
+    corrected = f"rectified.{subject_id.lower()}@example.org"
+    assert corrected != before["email"]
+
+    # bad input is refused by name and records nothing
+    for argv, message in (
+        (["--set", "city=Bern"], "city is not declared personal data"),
+        (["--set", "patient_id=P1"], "patient_id is the subject key"),
+        (["--set", "shoe_size=42"], "shoe_size is not a column"),
+        (["--set", "birth_date=1980-02-30"], "allowed is a date"),
+    ):
+        with pytest.raises(ProjectError, match=message):
+            rectify.main(["--subject-id", subject_id, *argv], spark)
+    assert _rectifications(spark, subject_id) == []
+
+    changes = tmp_path / "changes.json"
+    changes.write_text(json.dumps({"email": corrected}))
+    argv = ["--subject-id", subject_id, "--changes-file", str(changes)]
+    assert rectify.main([*argv, "--received-at", "2026-02-10"], spark) == 0
+    [request] = _rectifications(spark, subject_id)
+    assert request["status"] == "landed" and request["columns_changed"] == "email"
+    assert str(request["deadline"]) == "2026-03-10 23:59:59"
+    assert request["landing_table"] == "landing.patients"
+    assert corrected not in " ".join(str(value) for value in request)
+    event_file = lakehouse_dir / "landing" / "patients" / request["landing_file"]
+    assert event_file.stat().st_mode & 0o777 == 0o600
+    [event] = pq.read_table(event_file).to_pylist()
+    assert event["_op"] == "update" and event["patient_id"] == subject_id
+    assert (event["email"], event["full_name"], event["phone"], event["city"]) == (
+        corrected,
+        before["full_name"],
+        before["phone"],
+        city,
+    )
+
+    # not applied before a build; the build applies it, the job confirms it
+    assert rectify.main([], spark) == 0
+    assert _rectifications(spark, subject_id)[0]["status"] == "landed"
+    dbt.invoke("build", "--select", "+bronze_patients+", "--exclude-resource-type", "test")
+    assert rectify.main([], spark) == 0
+    [request] = _rectifications(spark, subject_id)
+    assert request["status"] == "applied" and request["applied_in"] == "bronze.patients"
+    assert request["completed_at"] is not None
+
+    key, email_enc, name_enc, phone_enc, city_after = spark.sql(read).first()
+    assert _decrypt(bytes(key), bytes(email_enc)).decode() == corrected
+    assert _decrypt(bytes(key), bytes(name_enc)).decode() == before["full_name"]
+    assert _decrypt(bytes(key), bytes(phone_enc)).decode() == before["phone"]
+    assert city_after == city
+    pseudonym = spark.sql(
+        f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject_id}'"
+    ).first()[0]
+    for table, current in (
+        ("silver.patients", "true"),
+        ("snapshots.patients", "dbt_valid_to is null"),
+    ):
+        [row] = spark.sql(
+            f"select email_enc from {table} where patient_pseudonym = '{pseudonym}' and {current}"
+        ).collect()
+        assert _decrypt(key, bytes(row[0])).decode() == corrected, table
+
+    # refused, recorded, nothing landed: unknown, and erasing
+    landed = set((lakehouse_dir / "landing" / "patients").glob("rectify-*.parquet"))
+    assert rectify.main(["--subject-id", "P9999992", "--set", "email=a@example.org"], spark) == 0
+    [unknown] = _rectifications(spark, "P9999992")
+    assert unknown["status"] == "refused" and "not known" in unknown["status_reason"]
+    other = _subject(spark, "patient", 13)
+    request_id = "req-20261101T000000-000rectify"
+    spark.sql(
+        "insert into privacy.erasure_requests (request_id, subject_id, status, received_at, deadline, updated_at) "
+        f"values ('{request_id}', '{other}', 'erasing', current_timestamp(), "
+        "current_timestamp() + interval 30 days, current_timestamp())"
+    )
+    try:
+        assert rectify.main(["--subject-id", other, "--set", "email=b@example.org"], spark) == 0
+    finally:
+        spark.sql(f"delete from privacy.erasure_requests where request_id = '{request_id}'")
+    [erasing] = _rectifications(spark, other)
+    assert erasing["status"] == "refused" and request_id in erasing["status_reason"]
+    assert set((lakehouse_dir / "landing" / "patients").glob("rectify-*.parquet")) == landed
