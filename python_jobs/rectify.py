@@ -21,7 +21,10 @@ first.
 Only a column the contract declares personal (pii_columns) can be changed: an unknown
 column, the subject key or a column that is not declared personal is refused by name,
 and so is a value that is not of the column's type. An unknown subject, an erased one
-or one whose erasure is under way is refused (recorded, nothing landed). The values
+or one whose erasure is under way is refused (recorded, nothing landed). While the
+landing table holds an event of the subject that bronze has not applied yet (a source
+change or an earlier rectification waiting for a build), the job stops and records
+nothing: an event built from bronze then would undo it. The values
 never reach a table other than the landing event, a log, SQL text or the job's output;
 the request row keeps the names of the changed columns only. Prefer --changes-file
 (a JSON object; null clears a value) to --set, whose values a process listing shows.
@@ -368,7 +371,7 @@ def _event_frame(
     columns replaced (as literals of the frame, never SQL text); None when bronze holds
     no row of the subject."""
     ref = table_ref(spark, table.reader)
-    present = {field.name for field in spark.table(ref).schema.fields}
+    present = {field.name for field in spark.sql(f"select * from {ref}").schema.fields}
     selected = []
     for name, data_type in table.columns.items():
         if name in EVENT_COLUMNS:
@@ -409,6 +412,25 @@ def _event_frame(
         frame = frame.withColumn(name, F.lit(value).cast(table.columns[name]))
     order = [name for name in table.columns]
     return frame.select(*order)
+
+
+def unapplied_events(spark: SparkSession, table: LandingTable, subject_id: str) -> int:
+    """The subject's events in the landing table newer than the row bronze holds: landed
+    but not applied yet (a source change, or a rectification, waiting for a build). An
+    event built from bronze now would be newer than them and undo them."""
+    ref = table_ref(spark, table.reader)
+    spark.sql(f"refresh table {table.name}")
+    return _sql(
+        spark,
+        f"""
+        select count(*) as events from {table.name} as events
+        where events.`{table.key}` = :subject_id
+          and events._source_ts > coalesce(
+              (select max(source_updated_at) from {ref} where `{table.key}` = :subject_id),
+              timestamp'0001-01-01 00:00:00')
+        """,
+        subject_id=subject_id,
+    ).first()["events"]
 
 
 def land_event(folder: Path, request_id: str, frame: Any) -> Path:
@@ -484,6 +506,13 @@ def rectify(
     subject_type = known["subject_type"] if known else None
     # the columns are checked before anything is recorded: bad input changes nothing
     table, values = resolve(landing_tables(graph, relations), subject_type, changes)
+    waiting = unapplied_events(spark, table, subject_id) if table is not None else 0
+    if waiting:
+        raise RectificationError(
+            f"{table.name} holds {waiting} event(s) of {subject_id} newer than "
+            f"{table.reader_name} (landed, not applied yet): a correction made now would undo "
+            "them. Run `dbt build`, then this command again; nothing was recorded"
+        )
     request = open_request(
         spark, log, subject_id, table, list(values), requested_by, received, deadline, now
     )

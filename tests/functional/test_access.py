@@ -467,6 +467,12 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
         city,
     )
 
+    # a second correction before the build would undo the first (an event built from
+    # bronze, newer than it): refused, nothing recorded
+    with pytest.raises(ProjectError, match=r"1 event\(s\) of .* newer than bronze\.patients"):
+        rectify.main(["--subject-id", subject_id, "--set", "phone=+41 79 000 00 00"], spark)
+    assert len(_rectifications(spark, subject_id)) == 1
+
     # not applied before a build; the build applies it, the job confirms it
     assert rectify.main([], spark) == 0
     assert _rectifications(spark, subject_id)[0]["status"] == "landed"
