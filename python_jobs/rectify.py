@@ -20,7 +20,8 @@ first.
 
 Only a column the contract declares personal (pii_columns) can be changed: an unknown
 column, the subject key or a column that is not declared personal is refused by name,
-and so is a value that is not of the column's type. An unknown subject, an erased one
+and so is a value that is not of the column's type, or that the silver checks would
+quarantine (the column's meta `valid`: required, pattern, not_future). An unknown subject, an erased one
 or one whose erasure is under way is refused (recorded, nothing landed). While the
 landing table holds an event of the subject that bronze has not applied yet (a source
 change or an earlier rectification waiting for a build), the job stops and records
@@ -43,7 +44,7 @@ import os
 import re
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,9 @@ class LandingTable:
     pii_columns: tuple[str, ...]
     columns: dict[str, str]  # name -> data_type, in the declared order
     reader: DeltaRelation
+    # name -> the column's meta `valid` (required, pattern, not_future): what the
+    # silver checks accept (macro landing_column_pattern reads the same pattern)
+    valid: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -132,6 +136,11 @@ def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> lis
             name: str(column.get("data_type") or "").lower()
             for name, column in (source.get("columns") or {}).items()
         }
+        valid = {}
+        for name, column in (source.get("columns") or {}).items():
+            column_meta = column.get("meta") or (column.get("config") or {}).get("meta") or {}
+            if column_meta.get("valid"):
+                valid[name] = dict(column_meta["valid"])
         found.append(
             LandingTable(
                 unique_id,
@@ -141,6 +150,7 @@ def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> lis
                 tuple(str(c) for c in privacy["pii_columns"]),
                 columns,
                 reading[0],
+                valid,
             )
         )
     return found
@@ -188,6 +198,36 @@ def parse_changes(pairs: list[str], changes_file: Path | None) -> dict[str, Any]
 
 
 def _typed(table: LandingTable, name: str, value: Any) -> Any:
+    """The value as the column's declared type, and valid as the column's meta `valid`
+    says (what the silver checks accept); a clear error naming the rule otherwise. The
+    value itself is never in the message: it is personal data."""
+    typed = _as_type(table, name, value)
+    rules = table.valid.get(name) or {}
+    where = f"{table.name}.{name}"
+    consequence = "the silver checks would quarantine the subject"
+    if typed is None:
+        if rules.get("required"):
+            raise RectificationError(f"{where} is required (meta valid.required): {consequence}")
+        return None
+    pattern = rules.get("pattern")
+    if pattern and not re.search(str(pattern), str(typed)):
+        raise RectificationError(
+            f"the value given for {where} does not match its pattern {pattern} "
+            f"(meta valid.pattern): {consequence}"
+        )
+    now = datetime.now(UTC).replace(tzinfo=None)
+    if rules.get("not_future") and (
+        typed > now
+        if isinstance(typed, datetime)
+        else isinstance(typed, date) and typed > now.date()
+    ):
+        raise RectificationError(
+            f"the value given for {where} is in the future (meta valid.not_future): {consequence}"
+        )
+    return typed
+
+
+def _as_type(table: LandingTable, name: str, value: Any) -> Any:
     """The value as the column's declared type; a clear error when it is not one."""
     data_type = table.columns[name]
     if value is None:

@@ -35,6 +35,12 @@ COLUMNS = {
     "encounters": {"encounter_id": "string", "patient_id": "string", "_op": "string"},
 }
 
+# what the demo's landing yml declares valid (meta valid), as the silver checks accept
+VALID = {
+    "email": {"required": True, "pattern": "^[^@ ]+@[^@ ]+[.][a-z]{2,}$"},
+    "birth_date": {"required": True, "not_future": True},
+}
+
 
 def _graph() -> tuple[dict, list[DeltaRelation]]:
     def source(name: str, key: str, pii: list[str], landing_format: str = "parquet") -> dict:
@@ -46,7 +52,10 @@ def _graph() -> tuple[dict, list[DeltaRelation]]:
                 "landing_format": landing_format,
                 "privacy": {"subject_key": key, "on_erasure": "delete", "pii_columns": pii},
             },
-            "columns": {c: {"data_type": t} for c, t in COLUMNS[name].items()},
+            "columns": {
+                c: {"data_type": t, "config": {"meta": {"valid": VALID[c]}} if c in VALID else {}}
+                for c, t in COLUMNS[name].items()
+            },
         }
 
     sources = {
@@ -104,8 +113,27 @@ def test_a_change_goes_to_the_subjects_table_as_its_types() -> None:
     # the same column name of a user goes to the users' table
     table, _ = rectify.resolve(_tables(), "user", {"email": "u@example.org"})
     assert table.name == "landing.users"
-    # null clears a value
+    # null clears a value the contract does not require
     assert rectify.resolve(_tables(), "patient", {"full_name": None})[1] == {"full_name": None}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"email": "ada.example.org"}, "does not match its pattern"),
+        ({"email": "ada@example"}, "does not match its pattern"),
+        ({"email": None}, r"landing\.patients\.email is required"),
+        ({"birth_date": None}, "is required"),
+        ({"birth_date": "2999-01-01"}, "is in the future"),
+    ],
+)
+def test_a_value_the_silver_checks_would_quarantine_is_refused(changes: dict, message: str) -> None:
+    with pytest.raises(RectificationError, match=message) as raised:
+        rectify.resolve(_tables(), "patient", changes)
+    assert "would quarantine the subject" in str(raised.value)
+    # the value itself is personal data: never in the message
+    value = next(iter(changes.values()))
+    assert value is None or str(value) not in str(raised.value)
 
 
 @pytest.mark.parametrize(

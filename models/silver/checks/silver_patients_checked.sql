@@ -26,7 +26,7 @@ checked as (
     select
         *,
         case
-            when email is null or not email rlike '^[^@ ]+@[^@ ]+[.][a-z]{2,}$' then 'invalid email'
+            when email is null or not email rlike '{{ gdpr_lakehouse.landing_column_pattern('patients', 'email') }}' then 'invalid email'
             when birth_date is null then 'missing birth date'
             when birth_date > current_date() then 'birth date in the future'
         end as quality_issue

@@ -22,7 +22,7 @@ checked as (
     select
         *,
         case
-            when email is null or not email rlike '^[^@ ]+@[^@ ]+[.][a-z]{2,}$' then 'invalid email'
+            when email is null or not email rlike '{{ gdpr_lakehouse.landing_column_pattern('users', 'email') }}' then 'invalid email'
             when registered_on is null then 'missing registration date'
         end as quality_issue
     from decrypted
