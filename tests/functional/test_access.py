@@ -442,6 +442,7 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
         (["--set", "patient_id=P1"], "patient_id is the subject key"),
         (["--set", "shoe_size=42"], "shoe_size is not a column"),
         (["--set", "birth_date=1980-02-30"], "allowed is a date"),
+        (["--set", "email=ada.example.org"], "would quarantine the subject"),
     ):
         with pytest.raises(ProjectError, match=message):
             rectify.main(["--subject-id", subject_id, *argv], spark)
