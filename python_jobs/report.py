@@ -17,8 +17,10 @@ Exit status 1, with an ALERT line, when any open request is past its deadline, o
 erased request is past its purge deadline (erased_at + var purge_deadline_days, default
 8: its old files must be gone by then; run ``python -m python_jobs.purge``), or any
 access request (privacy.access_requests) is still pending, or any rectification
-(privacy.rectification_requests) not yet applied, past its deadline, for cron and CI;
-0 otherwise. Held requests (legal hold, Art. 17(3)) are listed, not alerted.
+(privacy.rectification_requests) not yet applied, past its deadline, or any active
+legal hold or restriction past its review date, or any held request past its deadline
+whose hold records no Art. 12(4) notice to the subject, for cron and CI; 0 otherwise.
+A held request (legal hold, Art. 17(3)) is otherwise listed, not alerted.
 Runs by path on the in-memory catalog, so it may run while dbt runs.
 """
 
@@ -161,6 +163,26 @@ select
 from rectification
 order by received_at, request_id
 """
+# active legal holds and restrictions whose review date has passed (or that have none:
+# fail closed), and held erasure requests past their deadline whose hold records no
+# Art. 12(4) notice to the subject
+REVIEW_SQL = """
+select 'legal hold' as kind, review_on, placed_at from holds
+where released_at is null and (review_on is null or review_on < date'{today}')
+union all
+select 'restriction' as kind, review_on, placed_at from restrictions
+where lifted_at is null and (review_on is null or review_on < date'{today}')
+order by review_on nulls first, placed_at
+"""
+UNNOTIFIED_SQL = """
+select requests.request_id, requests.deadline from requests
+where requests.status = 'held' and requests.deadline < timestamp'{now}'
+  and not exists (
+      select 1 from holds
+      where holds.subject_id = requests.subject_id and holds.released_at is null
+        and holds.subject_notified_on is not null)
+order by requests.deadline, requests.request_id
+"""
 SUMMARY_SQL = """
 select
     count(distinct relation, commit_version) as commits,
@@ -198,6 +220,10 @@ class Report:
 
     # rectification requests (privacy.rectification_requests)
     rectification: list[dict[str, Any]] = field(default_factory=list)
+    # active holds and restrictions past their review date
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    # held erasure requests past their deadline without an Art. 12(4) notice
+    unnotified: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rectification_overdue(self) -> list[dict[str, Any]]:
@@ -244,6 +270,8 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         ("requests", "privacy_erasure_requests"),
         ("access", "privacy_access_requests"),
         ("rectification", "privacy_rectification_requests"),
+        ("holds", "privacy_legal_holds"),
+        ("restrictions", "privacy_restrictions"),
     ):
         if model not in relations:
             raise ProjectError(f"the manifest has no {model}; run `dbt parse` first")
@@ -284,6 +312,8 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         summary=_rows(spark, SUMMARY_SQL)[0],
         access=_rows(spark, ACCESS_SQL.format(now=text)),
         rectification=_rows(spark, RECTIFICATION_SQL.format(now=text)),
+        reviews=_rows(spark, REVIEW_SQL.format(today=now.strftime("%Y-%m-%d"))),
+        unnotified=_rows(spark, UNNOTIFIED_SQL.format(now=text)),
     )
 
 
@@ -508,6 +538,14 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                     str(len([r for r in report.rectification if r["status"] == "applied"])),
                 ],
                 [
+                    "legal holds and restrictions past their review date",
+                    str(len(report.reviews)),
+                ],
+                [
+                    "held requests past their deadline, subject not told why (Art. 12(4))",
+                    str(len(report.unnotified)),
+                ],
+                [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
                 ],
@@ -570,6 +608,21 @@ def alert_lines(report: Report) -> list[str]:
                 else f"by {-worst['days_left']:g} day(s)"
             )
             + ". Run `dbt build`, then `python -m python_jobs.rectify` (it confirms them)."
+        )
+    if report.reviews:
+        kinds = sorted({r["kind"] for r in report.reviews})
+        oldest = report.reviews[0]["review_on"]
+        lines.append(
+            f"ALERT: {len(report.reviews)} active {' and '.join(kinds)}(s) past their review "
+            f"date (the oldest: {oldest or 'none recorded'}). Review each: release or lift it, "
+            "or set the next review (legal_hold / restrict_processing with review_on)."
+        )
+    if report.unnotified:
+        lines.append(
+            f"ALERT: {len(report.unnotified)} held erasure request(s) past their deadline, and "
+            f"the subject's hold records no notice (the oldest: {report.unnotified[0]['request_id']}). "
+            "GDPR Art. 12(4): tell the subject why, then record the day with "
+            "`dbt run-operation legal_hold --args '{subject_ids: [...], notified_on: YYYY-MM-DD}'`."
         )
     if report.unpurged:
         worst = min(report.unpurged, key=lambda r: _days(r["purge_days_left"]))
@@ -743,6 +796,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         or report.unpurged
         or report.access_overdue
         or report.rectification_overdue
+        or report.reviews
+        or report.unnotified
         else 0
     )
 

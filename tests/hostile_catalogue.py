@@ -153,6 +153,30 @@ CATALOGUE = [
     ("legal_hold", {"subject_ids": [ID]}, "give the reason"),
     ("legal_hold", {"subject_ids": [ID], "release": "no"}, "must be true or false"),
     ("legal_hold", {"subject_ids": ["' or 1=1 --"], "reason": "case"}, "is not a subject id"),
+    (
+        "legal_hold",
+        {"subject_ids": [ID], "reason": "c", "review_on": "2000-01-01"},
+        "must be after today",
+    ),
+    ("legal_hold", {"subject_ids": [ID], "reason": "c", "review_on": "next year"}, "is not a date"),
+    ("legal_hold", {"subject_ids": [ID], "notified_on": "2999-01-01"}, "is in the future"),
+    ("legal_hold", {"subject_ids": [ID], "notified_on": "2026-02-30"}, "not a day of the calendar"),
+    ("legal_hold", {"subject_ids": [ID], "notified_on": 20260210}, "is not a date"),
+    (
+        "legal_hold",
+        {"subject_ids": [ID], "release": True, "review_on": "2999-01-01"},
+        "a release takes neither",
+    ),
+    (
+        "restrict_processing",
+        {"subject_ids": [ID], "reason": "r", "review_on": "1999-12-31"},
+        "from the year 2000 on",
+    ),
+    (
+        "restrict_processing",
+        {"subject_ids": [ID], "lift": True, "review_on": "2999-01-01"},
+        "lifting takes none",
+    ),
     # restore_version
     (
         "restore_version",

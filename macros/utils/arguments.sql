@@ -164,3 +164,26 @@
     {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
     {{ return([31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]) }}
 {%- endmacro %}
+
+{#- A calendar day a person gives ("YYYY-MM-DD", a day the calendar has, from 2000 on):
+    `after_today` true, a day after today (UTC: a review date); false, not after today
+    (a date something happened: the subject was told). Returns the text; none stays none. -#}
+{% macro _validate_day(value, argument, after_today) -%}
+    {%- if value is none -%}{{ return(none) }}{%- endif -%}
+    {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})$', value) if value is string else none -%}
+    {%- set usage = "; give a day as \"YYYY-MM-DD\"" -%}
+    {%- if not parts -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | tojson)[:60] ~ " is not a date" ~ usage) -%}
+    {%- endif -%}
+    {%- set year, month, day = parts.group(1) | int, parts.group(2) | int, parts.group(3) | int -%}
+    {%- if year < 2000 or month < 1 or month > 12 or day < 1 or day > gdpr_lakehouse._days_in_month(year, month) -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a day of the calendar from the year 2000 on" ~ usage) -%}
+    {%- endif -%}
+    {%- set today = run_started_at.astimezone(modules.pytz.utc).strftime('%Y-%m-%d') -%}
+    {%- if after_today and value <= today -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" must be after today (" ~ today ~ " UTC)") -%}
+    {%- elif not after_today and value > today -%}
+        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is in the future (today: " ~ today ~ " UTC)") -%}
+    {%- endif -%}
+    {{ return(value) }}
+{%- endmacro %}

@@ -9,7 +9,9 @@ with empty as (
         cast(null as string) as placed_by,
         cast(null as timestamp) as placed_at,
         cast(null as string) as released_by,
-        cast(null as timestamp) as released_at
+        cast(null as timestamp) as released_at,
+        cast(null as date) as review_on,
+        cast(null as date) as subject_notified_on
 )
 
 select * from empty

@@ -11,7 +11,8 @@ with empty as (
         cast(null as string) as placed_by,
         cast(null as timestamp) as placed_at,
         cast(null as string) as lifted_by,
-        cast(null as timestamp) as lifted_at
+        cast(null as timestamp) as lifted_at,
+        cast(null as date) as review_on
 )
 
 select * from empty

@@ -138,7 +138,7 @@ def test_the_request_log_forgets_the_id_when_its_retention_ends(
     assert given["reason"] == "adversarial: linkability" and given["requested_by"]
     # a hold placed and released before the erasure: its row names the subject too
     spark.sql(
-        "insert into privacy.legal_holds values "
+        "insert into privacy.legal_holds (subject_id, reason, placed_by, placed_at, released_by, released_at) values "
         f"('{subject_id}', 'case 2023-9 of Dr Roe', 'legal team', current_timestamp() - interval 1200 days, "
         "'legal team', current_timestamp() - interval 1150 days)"
     )

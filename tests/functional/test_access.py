@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate, rectify, subject_access
+from python_jobs import generate, rectify, report, subject_access
 from python_jobs.forensic_scan import _decrypt
 from python_jobs.project import ProjectError, manifest
 from python_jobs.relations import delta_relations
@@ -335,6 +335,57 @@ def test_a_restricted_or_held_subject_is_kept_but_not_published(
     assert lifted["lifted_at"] is not None and lifted["lifted_by"] == "pytest"
 
 
+def test_a_hold_is_reviewed_and_the_refused_subject_told_why(
+    built: None, dbt: DbtProject, spark: SparkSession, tmp_path: Path, capsys
+) -> None:
+    """A legal hold has a review date (default var legal_hold_review_days) and records
+    the day the subject was told why their erasure was refused (Art. 12(4)): the report
+    alerts on a held request past its deadline without that notice, and on a hold past
+    its review date, until they are recorded."""
+    subject_id = _subject(spark, "patient", 16)
+    request_id = "req-20260105T000000-00000012p4"
+    spark.sql(
+        "insert into privacy.erasure_requests (request_id, subject_id, status, status_reason, "
+        "received_at, deadline, updated_at) values "
+        f"('{request_id}', '{subject_id}', 'held', 'legal hold: case 2026-12', "
+        "timestamp'2026-01-05 09:00:00', timestamp'2026-02-05 23:59:59', current_timestamp())"
+    )
+    out = tmp_path / "report"
+    notice, review = "Art. 12(4)", "past their review date"
+    try:
+        dbt.operation("legal_hold", {"subject_ids": [subject_id], "reason": "case 2026-12"})
+        hold = spark.sql(
+            "select datediff(review_on, current_date()) as days, subject_notified_on "
+            f"from privacy.legal_holds where subject_id = '{subject_id}' and released_at is null"
+        ).first()
+        assert hold["days"] == 365 and hold["subject_notified_on"] is None
+        report.main(["--output-dir", str(out)], spark)
+        err = capsys.readouterr().err
+        assert notice in err and request_id in err and review not in err
+
+        today = datetime.now(UTC).strftime("%Y-%m-%d")
+        dbt.operation("legal_hold", {"subject_ids": [subject_id], "notified_on": today})
+        hold = spark.sql(
+            "select cast(subject_notified_on as string) as told, reason "
+            f"from privacy.legal_holds where subject_id = '{subject_id}' and released_at is null"
+        ).first()
+        assert (hold["told"], hold["reason"]) == (today, "case 2026-12")
+        report.main(["--output-dir", str(out)], spark)
+        assert notice not in capsys.readouterr().err
+        # a year and a day on, the hold is due for review
+        later = (datetime.now(UTC) + timedelta(days=367)).strftime("%Y-%m-%dT%H:%M")
+        assert report.main(["--output-dir", str(out), "--as-of", later], spark) == 1
+        assert f"1 active legal hold(s) {review}" in capsys.readouterr().err
+        # updating a hold the subject does not have changes nothing
+        ok, errors = dbt.operation(
+            "legal_hold", {"subject_ids": ["P9999996"], "notified_on": today}, expect_success=False
+        )
+        assert not ok and "no active hold of P9999996" in errors
+    finally:
+        dbt.operation("legal_hold", {"subject_ids": [subject_id], "release": True})
+        spark.sql(f"delete from privacy.erasure_requests where request_id = '{request_id}'")
+
+
 def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
     built: None, spark: SparkSession
 ) -> None:
@@ -349,7 +400,7 @@ def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
         "('acc-20200101T000000-00000000bb', 'P9999993', 'dpo', 'pending', null, null, current_timestamp())"
     )
     spark.sql(
-        "insert into privacy.restrictions values "
+        "insert into privacy.restrictions (subject_id, reason, placed_by, placed_at, lifted_by, lifted_at) values "
         "('P9999992', 'objection (Art. 21)', 'dpo', timestamp'2019-06-01 00:00:00', 'dpo', timestamp'2020-01-01 00:00:00'), "
         "('P9999993', 'accuracy contested', 'dpo', timestamp'2019-06-01 00:00:00', null, null)"
     )
