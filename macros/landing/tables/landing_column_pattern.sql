@@ -6,7 +6,7 @@
     {{ return(adapter.dispatch('landing_column_pattern', 'gdpr_lakehouse')(table, column)) }}
 {%- endmacro %}
 
-{% macro default__landing_column_pattern(table, column) -%}
+{% macro spark__landing_column_pattern(table, column) -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set found = [] -%}
     {%- for source in graph.sources.values()
