@@ -63,9 +63,7 @@ from python_jobs.project import (
 )
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 from python_jobs.relations import control_relation as _control
-from python_jobs.request_states import is_subject_id
 from python_jobs.subject_access import (
-    TEXT,
     _sql,
     _stamp,
     _vault,
@@ -73,6 +71,7 @@ from python_jobs.subject_access import (
     erasure_state,
     key_expression,
     parse_received,
+    request_arguments,
 )
 
 RECTIFICATION_LOG = "privacy_rectification_requests"
@@ -664,28 +663,15 @@ def confirm(
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
     now = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    if args.subject_id is None:
-        if args.pairs or args.changes_file or args.received_at or args.requested_by:
-            raise RectificationError(
-                "--set, --changes-file, --received-at and --requested-by describe one request: "
-                "give them with --subject-id"
-            )
-    elif not is_subject_id(args.subject_id):
+    if args.subject_id is None and (
+        args.pairs or args.changes_file or args.received_at or args.requested_by
+    ):
         raise RectificationError(
-            f"--subject-id {args.subject_id[:80]!r} is not a subject id: allowed are the ids "
-            "var subject_id_pattern admits (letters, digits, - _ . : @ by default)"
+            "--set, --changes-file, --received-at and --requested-by describe one request: "
+            "give them with --subject-id"
         )
+    requested_by = request_arguments(args.subject_id, args.requested_by)
     changes = parse_changes(args.pairs, args.changes_file) if args.subject_id else {}
-    requested_by = (
-        args.requested_by
-        or os.environ.get("LAKEHOUSE_ACTOR")
-        or os.environ.get("USER")
-        or "unknown"
-    )
-    if not TEXT.match(requested_by):
-        raise RectificationError(
-            "--requested-by: allowed is one line of printable text, 128 characters at most"
-        )
     received = parse_received(args.received_at, now)
     graph = manifest()
     relations = delta_relations(graph)

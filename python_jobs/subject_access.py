@@ -524,6 +524,22 @@ def erasure_state(
 # -- the job ------------------------------------------------------------------------
 
 
+def request_arguments(subject_id: str | None, requested_by: str | None) -> str:
+    """--subject-id (when given) checked, and who records the request: --requested-by,
+    else LAKEHOUSE_ACTOR or the OS user, one line of printable text. (Every request job.)"""
+    if subject_id is not None and not is_subject_id(subject_id):
+        raise AccessError(
+            f"--subject-id {subject_id[:80]!r} is not a subject id: allowed are the ids "
+            "var subject_id_pattern admits (letters, digits, - _ . : @ by default)"
+        )
+    actor = requested_by or os.environ.get("LAKEHOUSE_ACTOR") or os.environ.get("USER") or "unknown"
+    if not TEXT.match(actor):
+        raise AccessError(
+            "--requested-by: allowed is one line of printable text, 128 characters at most"
+        )
+    return actor
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=prog("python -m python_jobs.subject_access"),
@@ -662,21 +678,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             "--received-at and --requested-by describe one request: give them with "
             "--subject-id (pending requests keep what request_access recorded)"
         )
-    if args.subject_id is not None and not is_subject_id(args.subject_id):
-        raise AccessError(
-            f"--subject-id {args.subject_id[:80]!r} is not a subject id: allowed are the ids "
-            "var subject_id_pattern admits (letters, digits, - _ . : @ by default)"
-        )
-    requested_by = (
-        args.requested_by
-        or os.environ.get("LAKEHOUSE_ACTOR")
-        or os.environ.get("USER")
-        or "unknown"
-    )
-    if not TEXT.match(requested_by):
-        raise AccessError(
-            "--requested-by: allowed is one line of printable text, 128 characters at most"
-        )
+    requested_by = request_arguments(args.subject_id, args.requested_by)
     received = parse_received(args.received_at, now)
     macros = engine_macros()
     deadline = deadline_of(received, macros)
