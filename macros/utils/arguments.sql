@@ -84,12 +84,22 @@
 
 {#- The privacy control tables an operation needs, or a clear error when the project
     has not been built yet. -#}
-{% macro _control_relation(model_name) -%}
+{% macro _control_relation(model_name, columns=none) -%}
     {%- set node = gdpr_lakehouse.engine_node(model_name) -%}
     {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
     {%- if relation is none -%}
         {%- do exceptions.raise_compiler_error(node.schema ~ "." ~ node.alias ~ " does not exist yet; run `dbt build` (or `dbt run --select "
             ~ model_name ~ "`) first") -%}
+    {%- endif -%}
+    {#- columns a newer version of the engine added: the table gets them from its model's
+        next run (on_schema_change: append_new_columns), not before -#}
+    {%- if columns -%}
+        {%- set present = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+        {%- set missing = columns | reject('in', present) | list -%}
+        {%- if missing -%}
+            {%- do exceptions.raise_compiler_error(node.schema ~ "." ~ node.alias ~ " has no column " ~ missing | join(', ')
+                ~ " yet (added by this version); run `dbt run --select " ~ model_name ~ "` (or `dbt build`) first. Nothing was changed") -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return(relation) }}
 {%- endmacro %}

@@ -44,6 +44,16 @@ class FakeWarehouse:
         self.statements.append(str(sql))
         return _Table()
 
+    def columns(self, relation: Any) -> list[SimpleNamespace]:
+        """A relation's columns as its model declares them (the tables as built)."""
+        for node in self.graph["nodes"].values():
+            if (node.get("schema"), node.get("alias") or node.get("name")) == (
+                relation.schema,
+                relation.identifier,
+            ):
+                return [SimpleNamespace(name=name) for name in node.get("columns") or {}]
+        return []
+
     def context(self) -> dict[str, Any]:
         def get_relation(database: Any = None, schema: Any = None, identifier: Any = None) -> Any:
             return engine_macros._Relation(schema, identifier, database)
@@ -65,7 +75,7 @@ class FakeWarehouse:
             "adapter": SimpleNamespace(
                 dispatch=lambda name, namespace=None: self.macros._dispatch(name, namespace),
                 get_relation=get_relation,
-                get_columns_in_relation=lambda relation: [],
+                get_columns_in_relation=lambda relation: self.columns(relation),
             ),
         }
 
@@ -127,6 +137,33 @@ def test_the_fake_warehouse_sees_what_valid_input_runs(
     with contextlib.suppress(Exception):
         getattr(warehouse.macros, macro)(**args)
     assert sent in "\n".join(warehouse.statements), warehouse.statements
+
+
+@pytest.mark.parametrize(
+    ("macro", "args", "column"),
+    [
+        ("legal_hold", {"subject_ids": [ID], "reason": "case"}, "review_on"),
+        ("restrict_processing", {"subject_ids": [ID], "reason": "contested"}, "review_on"),
+    ],
+)
+def test_a_control_table_built_by_an_older_version_is_refused_until_rebuilt(
+    warehouse: FakeWarehouse, monkeypatch: pytest.MonkeyPatch, macro: str, args: dict, column: str
+) -> None:
+    """A column this version added and the table has not got yet: a clear error naming
+    the model to run, before any write (not Delta's unresolved-expression error)."""
+    declared = warehouse.columns
+    monkeypatch.setattr(
+        warehouse,
+        "columns",
+        lambda relation: [c for c in declared(relation) if c.name != column],
+    )
+    with pytest.raises(Exception, match=f"has no column {column} yet"):
+        getattr(warehouse.macros, macro)(**args)
+    assert not [
+        s
+        for s in warehouse.statements
+        if s.lstrip().lower().startswith(("merge", "update", "insert"))
+    ]
 
 
 def test_the_catalogue_covers_every_operation() -> None:

@@ -39,7 +39,7 @@
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason') -%}
     {%- set actor = gdpr_lakehouse._validate_text(placed_by, 'placed_by', default=gdpr_lakehouse._actor(), max_length=128) -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
-    {%- set holds = gdpr_lakehouse._control_relation('privacy_legal_holds') -%}
+    {%- set holds = gdpr_lakehouse._control_relation('privacy_legal_holds', ['review_on', 'subject_notified_on']) -%}
     {%- set requests = gdpr_lakehouse._control_relation('privacy_erasure_requests') -%}
     {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='release_legal_hold' if release else 'legal_hold')) -%}

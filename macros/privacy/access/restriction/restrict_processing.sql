@@ -33,7 +33,7 @@
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason') -%}
     {%- set actor = gdpr_lakehouse._validate_text(placed_by, 'placed_by', default=gdpr_lakehouse._actor(), max_length=128) -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
-    {%- set restrictions = gdpr_lakehouse._control_relation('privacy_restrictions') -%}
+    {%- set restrictions = gdpr_lakehouse._control_relation('privacy_restrictions', ['review_on']) -%}
     {%- set id_list -%}{% for subject_id in ids %}{{ gdpr_lakehouse._sql_string(subject_id) }}{{ ', ' if not loop.last }}{% endfor %}{%- endset -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='lift_restriction' if lift else 'restrict_processing')) -%}
     {%- set review_sql = ("date'" ~ review_on ~ "'") if review_on else 'null' -%}
