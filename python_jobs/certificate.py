@@ -1,8 +1,11 @@
 """Certificates of erasure: one document per completed request, naming no one.
 
-    python -m python_jobs.certificate                          # every purged request without one
+    python -m python_jobs.certificate                          # every completed request without one
     python -m python_jobs.certificate --request-id req-...     # one request (issued again)
     python -m python_jobs.certificate --verify <file>.json     # check one against the evidence
+
+Access (acc-...) and rectification (rec-...) requests get theirs too, from their
+request log (python_jobs.request_certificate); what follows is the erasure's.
 
 A request is complete once its old files are gone: status `purged` (`dbt run-operation
 gdpr_erase`, then `python -m python_jobs.purge`). Its certificate is written under
@@ -39,6 +42,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from python_jobs import request_certificate
 from python_jobs.forensic_scan import (
     AREAS,
     REQUEST_ID,
@@ -261,6 +265,23 @@ def verify(
     return problems
 
 
+def build_any(request_id: str, relations: list[DeltaRelation], warehouse: Path) -> dict[str, Any]:
+    """The certificate of an access or rectification request, or of an erasure (without
+    the forensic scan: main() runs it for erasures)."""
+    if request_certificate.request_type(request_id) is not None:
+        return request_certificate.build(request_id, relations, warehouse)
+    return build(request_id, relations, warehouse, with_scan=False)
+
+
+def verify_any(
+    certificate: dict[str, Any], relations: list[DeltaRelation], warehouse: Path
+) -> list[str]:
+    """verify() for whichever kind of certificate this is."""
+    if certificate.get("format") == request_certificate.FORMAT:
+        return request_certificate.verify(certificate, relations, warehouse)
+    return verify(certificate, relations, warehouse)
+
+
 # -- output ---------------------------------------------------------------------------
 
 
@@ -312,7 +333,12 @@ def write(certificate: dict[str, Any], folder: Path) -> list[Path]:
     name = certificate["request"]["request_id"]
     paths = [folder / f"{name}.json", folder / f"{name}.html"]
     paths[0].write_text(json.dumps(certificate, indent=2, sort_keys=True) + "\n")
-    paths[1].write_text(render_html(certificate))
+    page = (
+        request_certificate.render_html(certificate)
+        if certificate.get("format") == request_certificate.FORMAT
+        else render_html(certificate)
+    )
+    paths[1].write_text(page)
     return paths
 
 
@@ -351,13 +377,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.request_id is not None and not REQUEST_ID.match(args.request_id):
+    if (
+        args.request_id is not None
+        and not REQUEST_ID.match(args.request_id)
+        and request_certificate.request_type(args.request_id) is None
+    ):
         raise CertificateError(
-            f"--request-id {args.request_id[:80]!r} is not a request id (req-<yyyymmddThhmmss>-<10 hex>)"
+            f"--request-id {args.request_id[:80]!r} is not a request id (req-, acc- or "
+            "rec-<yyyymmddThhmmss>-<10 hex>: erasure, access, rectification)"
         )
-    if args.witness is not None and (args.request_id is None or args.no_scan):
+    if args.witness is not None and (
+        args.request_id is None
+        or args.no_scan
+        or request_certificate.request_type(args.request_id) is not None
+    ):
         raise CertificateError(
-            "--witness is of one subject: give it with --request-id, and without --no-scan"
+            "--witness is of one subject: give it with the --request-id of an erasure, and "
+            "without --no-scan"
         )
     witness = read_witness(args.witness) if args.witness is not None else None
     relations = delta_relations(manifest())
@@ -371,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             ) from error
         if not isinstance(certificate, dict):
             raise CertificateError(f"--verify {args.verify}: not a {FORMAT}")
-        problems = verify(certificate, relations, warehouse)
+        problems = verify_any(certificate, relations, warehouse)
         request_id = certificate["request"]["request_id"]
         if problems:
             print(f"certificate of {request_id}: DOES NOT MATCH the evidence", file=sys.stderr)
@@ -395,11 +431,30 @@ def main(argv: list[str] | None = None) -> int:
             and row.get("request_id")
             and not (folder / f"{row['request_id']}.json").exists()
         )
+        for kind in request_certificate.TYPES:
+            try:
+                rows = _rows(request_certificate._log(relations, kind), warehouse)
+            except ProjectError as error:  # a log this lakehouse has not built yet
+                print(f"certificate: {kind} requests skipped: {error}")
+                continue
+            wanted += [
+                request_id
+                for request_id in request_certificate.completed(rows, kind)
+                if not (folder / f"{request_id}.json").exists()
+            ]
     if not wanted:
-        print(f"certificate: every purged request has its certificate in {folder}")
+        print(f"certificate: every completed request has its certificate in {folder}")
         return 0
     unclean = 0
     for request_id in wanted:
+        if request_certificate.request_type(request_id) is not None:
+            issued = build_any(request_id, relations, warehouse)
+            paths = write(issued, folder)
+            print(
+                f"certificate of {request_id} ({issued['type']}, {issued['request']['status']}), "
+                f"evidence SHA-256 {issued['evidence']['sha256'][:16]}...\n  {paths[0]}\n  {paths[1]}"
+            )
+            continue
         certificate = build(
             request_id,
             relations,

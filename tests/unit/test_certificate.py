@@ -189,3 +189,123 @@ def test_an_unknown_request_and_a_foreign_file_are_refused(warehouse: Path) -> N
         certificate.verify({"format": "x"}, _relations(), warehouse)
     with pytest.raises(certificate.CertificateError, match="is not a request id"):
         certificate.main(["--request-id", "req-1' or '1'='1"])
+
+
+ACCESS = "acc-20261101T090000-0123456789"
+RECTIFICATION = "rec-20261101T090000-0123456789"
+
+
+def _request_logs(warehouse: Path, version: int = 0, **changed: object) -> None:
+    common = {
+        "subject_id": SUBJECT,
+        "subject_type": "patient",
+        "requested_by": "jane.doe",
+        "received_at": T0,
+        "deadline": T0 + timedelta(days=30),
+        "completed_at": T0 + timedelta(days=3),
+        "updated_at": T0 + timedelta(days=3),
+    }
+    _table(
+        warehouse,
+        "access_requests",
+        [
+            common
+            | {
+                "request_id": ACCESS,
+                "status": "exported",
+                "status_reason": None,
+                "relations_exported": 7,
+                "rows_exported": 11,
+                "export_path": f"/lake/exports/{ACCESS}",
+                "package_sha256": "ab" * 32,
+                "export_deleted_at": None,
+            }
+            | changed
+        ],
+        version,
+    )
+    _table(
+        warehouse,
+        "rectification_requests",
+        [
+            common
+            | {
+                "request_id": RECTIFICATION,
+                "status": "applied",
+                "status_reason": "Dr Roe's new address, said on the phone",
+                "landing_table": "landing.patients",
+                "columns_changed": "email",
+                "landing_file": f"rectify-{RECTIFICATION}.parquet",
+                "event_source_ts": T0 + timedelta(days=1),
+                "applied_in": "bronze.patients",
+                "applied_version": 5,
+            }
+        ],
+        version,
+    )
+
+
+def _all_relations() -> list[DeltaRelation]:
+    return [
+        *_relations(),
+        *(
+            DeltaRelation(
+                f"model.x.{name}", name, "privacy", name.removeprefix("privacy_"), "model"
+            )
+            for name in ("privacy_access_requests", "privacy_rectification_requests")
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("request_id", "kind", "fact"),
+    [
+        (ACCESS, "access", ("rows_exported", 11)),
+        (RECTIFICATION, "rectification", ("applied_version", 5)),
+    ],
+)
+def test_access_and_rectification_requests_get_a_certificate_naming_no_one(
+    warehouse: Path, request_id: str, kind: str, fact: tuple
+) -> None:
+    _request_logs(warehouse)
+    issued = json.loads(json.dumps(certificate.build_any(request_id, _all_relations(), warehouse)))
+    assert issued["type"] == kind and issued["completed_on_time"]
+    assert issued["request"][fact[0]] == fact[1]
+    assert issued["request"]["completed_at"] == "2026-11-04T09:00:00.000000Z"
+    for personal in ("subject_id", "requested_by", "status_reason", "export_path"):
+        assert personal not in issued["request"] and personal not in issued["evidence"]["columns"]
+    paths = certificate.write(issued, warehouse / "certificates")
+    for path in paths:
+        text = path.read_text()
+        for personal in (SUBJECT, "jane.doe", "Dr Roe", "/lake/exports"):
+            assert personal not in text, (path.name, personal)
+    assert "It names no one" in paths[1].read_text()
+    assert certificate.verify_any(issued, _all_relations(), warehouse) == []
+
+
+def test_a_request_certificate_verifies_until_its_row_changes(warehouse: Path) -> None:
+    _request_logs(warehouse)
+    issued = json.loads(json.dumps(certificate.build_any(ACCESS, _all_relations(), warehouse)))
+    # the export deleted later (purge), the subject id redacted (record retention): still true
+    _request_logs(warehouse, 1, export_deleted_at=T0 + timedelta(days=40), subject_id=None)
+    assert certificate.verify_any(issued, _all_relations(), warehouse) == []
+    # what was done changed after the certificate: found
+    _request_logs(warehouse, 2, rows_exported=12)
+    problems = certificate.verify_any(issued, _all_relations(), warehouse)
+    assert any("SHA-256" in p for p in problems) and any(
+        p.startswith("rows_exported") for p in problems
+    )
+
+
+def test_an_open_or_unknown_request_gets_no_certificate(warehouse: Path) -> None:
+    _request_logs(warehouse, status="pending", completed_at=None)
+    with pytest.raises(
+        certificate.CertificateError, match="is pending: a certificate is issued once"
+    ):
+        certificate.build_any(ACCESS, _all_relations(), warehouse)
+    with pytest.raises(certificate.CertificateError, match="no access request acc-"):
+        certificate.build_any("acc-20261101T090000-ffffffffff", _all_relations(), warehouse)
+    with pytest.raises(certificate.CertificateError, match="acc- or rec-"):
+        certificate.main(["--request-id", "acc-1' or '1'='1"])
+    with pytest.raises(certificate.CertificateError, match="--request-id of an erasure"):
+        certificate.main(["--request-id", ACCESS, "--witness", "w.json"])
