@@ -67,6 +67,7 @@ from python_jobs.subject_access import (
     _sql,
     _stamp,
     _vault,
+    add_request_arguments,
     deadline_of,
     erasure_state,
     key_expression,
@@ -512,13 +513,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--changes-file", type=Path, help="a JSON object of column: corrected value (null clears)"
     )
-    parser.add_argument(
-        "--received-at",
-        help="when the controller received the request: a date or UTC time (default now)",
-    )
-    parser.add_argument(
-        "--requested-by", help="who records it (default LAKEHOUSE_ACTOR or the OS user)"
-    )
+    add_request_arguments(parser)
     return parser.parse_args(argv)
 
 

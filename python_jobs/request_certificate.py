@@ -28,6 +28,8 @@ from python_jobs.relations import DeltaRelation
 
 FORMAT = "gdpr_lakehouse request certificate"
 VERSION = 1
+# what every request's certificate shows
+COMMON = ("request_id", "subject_type", "status", "received_at", "deadline", "completed_at")
 # request type -> (its id, its log model, completed statuses, the columns certified)
 TYPES: dict[str, dict[str, Any]] = {
     "access": {
@@ -35,12 +37,7 @@ TYPES: dict[str, dict[str, Any]] = {
         "log": "privacy_access_requests",
         "completed": ("exported", "no_data", "refused"),
         "fields": (
-            "request_id",
-            "subject_type",
-            "status",
-            "received_at",
-            "deadline",
-            "completed_at",
+            *COMMON,
             "relations_exported",
             "rows_exported",
             "package_sha256",
@@ -53,12 +50,7 @@ TYPES: dict[str, dict[str, Any]] = {
         "log": "privacy_rectification_requests",
         "completed": ("applied", "refused", "cancelled"),
         "fields": (
-            "request_id",
-            "subject_type",
-            "status",
-            "received_at",
-            "deadline",
-            "completed_at",
+            *COMMON,
             "landing_table",
             "columns_changed",
             "landing_file",

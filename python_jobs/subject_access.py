@@ -524,6 +524,17 @@ def erasure_state(
 # -- the job ------------------------------------------------------------------------
 
 
+def add_request_arguments(parser: argparse.ArgumentParser) -> None:
+    """--received-at and --requested-by, as every request job takes them."""
+    parser.add_argument(
+        "--received-at",
+        help="when the controller received the request: a date or UTC time (default now)",
+    )
+    parser.add_argument(
+        "--requested-by", help="who records it (default LAKEHOUSE_ACTOR or the OS user)"
+    )
+
+
 def request_arguments(subject_id: str | None, requested_by: str | None) -> str:
     """--subject-id (when given) checked, and who records the request: --requested-by,
     else LAKEHOUSE_ACTOR or the OS user, one line of printable text. (Every request job.)"""
@@ -550,13 +561,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the subject's source id (e.g. P0000010); without it, every pending request "
         "(dbt run-operation request_access) is answered",
     )
-    parser.add_argument(
-        "--received-at",
-        help="when the controller received the request: a date or UTC time (default now)",
-    )
-    parser.add_argument(
-        "--requested-by", help="who records it (default LAKEHOUSE_ACTOR or the OS user)"
-    )
+    add_request_arguments(parser)
     parser.add_argument(
         "--output-dir",
         type=Path,
