@@ -54,8 +54,12 @@ SHARED = ("tests/functional", "tests/adversarial")
 # minutes of a CI run that no longer fit in 90 (fresh-clone CI of d1e0c03: lane 1 at
 # 89% after 90 min). The loopback cluster's end to end run (its refusals of bad
 # settings start nothing and stay), the erasure-at-scale and ingestion benchmarks'
-# smoke runs, the warm engine's end to end run.
+# smoke runs, the warm engine's end to end run. And the adopter's lifecycle (a second
+# dbt project installing the package, its own JVM and lakehouse: 870 s of setup in the
+# fresh-clone CI of 6d0202a, whose wall time was 88 min of the 90): the plain-Jinja
+# dispatch test (tests/unit/test_adopter_dispatch.py) stays in `make test`.
 DEFERRED = (
+    "tests/functional/test_adopter.py",
     "tests/integration/test_thrift_cluster.py::test_build_erase_restore_purge_and_comply_on_the_cluster",
     "tests/integration/test_thrift_cluster.py::test_down_stops_every_process",
     "tests/functional/test_bench.py::test_every_strategy_runs_and_is_checked",
