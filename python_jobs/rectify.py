@@ -610,8 +610,12 @@ def confirm(
         f"select request_id, subject_id, landing_table, landing_file, event_source_ts from {log} "
         "where status = 'landed' order by request_id"
     ).collect()
+    broken = []
     for row in landed:
         request_id = row["request_id"]
+        if row["subject_id"] is None or not row["landing_file"] or row["event_source_ts"] is None:
+            broken.append(request_id)  # not written by this job: never guess it applied
+            continue
         decided = erasure_state(spark, relations, row["subject_id"])
         if decided is not None and decided[0] == "no_data":
             _update(spark, log, request_id, "cancelled", status_reason=decided[1])
@@ -652,6 +656,12 @@ def confirm(
         print(f"rectify {request_id}: {why}")
     if not landed:
         print("rectify: no landed rectification waits for a build")
+    if broken:
+        raise RectificationError(
+            f"{len(broken)} landed rectification request(s) lack a subject id, landing file or "
+            f"event source time (not written by this job): {', '.join(broken[:5])}; fix or "
+            f"remove them in {log}. The others were confirmed"
+        )
     return done
 
 

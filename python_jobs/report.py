@@ -39,6 +39,7 @@ from typing import Any
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from python_jobs import request_certificate
 from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, prog, run_job, state_dir
@@ -460,6 +461,12 @@ def sections(report: Report) -> list[tuple[str, Any]]:
     s = report.summary
     overdue, opened, unpurged = report.overdue, report.open, report.unpurged
     purged = [r for r in report.requests if r["status"] == "purged"]
+    completed = [
+        r
+        for kind, rows in (("access", report.access), ("rectification", report.rectification))
+        for r in rows
+        if r["status"] in request_certificate.TYPES[kind]["completed"]
+    ]
     parts: list[tuple[str, Any]] = [
         ("title", "GDPR report"),
         (
@@ -536,6 +543,14 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                 [
                     "rectifications applied",
                     str(len([r for r in report.rectification if r["status"] == "applied"])),
+                ],
+                [
+                    "access and rectification requests completed, certificate issued",
+                    str(len([r for r in completed if r["request_id"] in report.certified])),
+                ],
+                [
+                    "completed, no certificate yet (python -m python_jobs.certificate)",
+                    str(len([r for r in completed if r["request_id"] not in report.certified])),
                 ],
                 [
                     "legal holds and restrictions past their review date",
@@ -708,7 +723,11 @@ def write(report: Report, folder: Path, deadline_days: float) -> list[Path]:
     # where the certificate job writes by default, whatever --output-dir this report has
     certificates = certificates_dir()
     if certificates.is_dir():
-        report.certified = frozenset(path.stem for path in certificates.glob("req-*.json"))
+        report.certified = frozenset(
+            path.stem
+            for pattern in ("req-*.json", "acc-*.json", "rec-*.json")
+            for path in certificates.glob(pattern)
+        )
     write_csv(folder / "changes.csv", report.changes, CHANGE_COLUMNS)
     write_csv(folder / "erasures.csv", report.erasures, ERASURE_COLUMNS)
     write_csv(folder / "requests.csv", report.requests, REQUEST_COLUMNS)

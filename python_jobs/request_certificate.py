@@ -29,7 +29,15 @@ from python_jobs.relations import DeltaRelation
 FORMAT = "gdpr_lakehouse request certificate"
 VERSION = 1
 # what every request's certificate shows
-COMMON = ("request_id", "subject_type", "status", "received_at", "deadline", "completed_at")
+COMMON = (
+    "request_id",
+    "subject_type",
+    "status",
+    "received_at",
+    "deadline",
+    "deadline_extension",
+    "completed_at",
+)
 # request type -> (its id, its log model, completed statuses, the columns certified)
 TYPES: dict[str, dict[str, Any]] = {
     "access": {
@@ -153,12 +161,23 @@ def verify(
         raise CertificateError(f"the certificate names no valid request id ({request_id[:60]!r})")
     row = _row(request_id, kind, relations, warehouse)
     claimed = certificate.get("evidence") or {}
+    # the columns it was issued over (an older certificate may digest fewer): each one
+    # this type certifies, and at least the request's id, status and times
+    columns = claimed.get("columns")
+    if (
+        not isinstance(columns, list)
+        or not set(columns) <= set(digested(kind))
+        or not {"request_id", "status", "received_at", "completed_at"} <= set(columns)
+    ):
+        raise CertificateError(
+            f"the certificate's evidence columns are not those of a {kind} certificate"
+        )
     problems = []
-    if evidence_digest([row], digested(kind)) != claimed.get("sha256"):
+    if evidence_digest([row], columns) != claimed.get("sha256"):
         problems.append(
             "the request row's SHA-256 is not the certificate's: the row was changed since"
         )
-    for field in digested(kind):
+    for field in columns:
         if _value(row.get(field)) != (certificate.get("request") or {}).get(field):
             problems.append(
                 f"{field}: the log says {_value(row.get(field))}, the certificate another value"

@@ -781,7 +781,7 @@ def expire_exports(
 
 # What an answered access request and a lifted restriction keep that names a person;
 # kept as the record for var erasure_record_retention_days, like the erasure log.
-REDACTED_ACCESS_COLUMNS = ("subject_id", "requested_by", "status_reason")
+REDACTED_ACCESS_COLUMNS = ("subject_id", "requested_by", "status_reason", "extension_reason")
 REDACTED_RESTRICTION_COLUMNS = ("subject_id", "reason", "placed_by", "lifted_by")
 
 
@@ -804,6 +804,9 @@ def expire_access_records(
         if model not in names:
             continue
         table = table_ref(spark, _control(relations, model))
+        # a log an older version built has no extension_reason until its model runs
+        present = {c.lower() for c in spark.table(table).columns}
+        columns = [c for c in columns if c in present]
         due = (
             f"{ended} is not null and {ended} < {cutoff} "
             f"and ({' or '.join(f'{c} is not null' for c in columns)})"

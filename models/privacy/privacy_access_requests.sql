@@ -18,7 +18,10 @@ with empty as (
         cast(null as string) as package_sha256,
         cast(null as timestamp) as completed_at,
         cast(null as timestamp) as export_deleted_at,
-        cast(null as timestamp) as updated_at
+        cast(null as timestamp) as updated_at,
+        cast(null as int) as deadline_extension,
+        cast(null as string) as extension_reason,
+        cast(null as date) as subject_informed_on
 )
 
 select * from empty

@@ -20,7 +20,10 @@ with empty as (
         cast(null as string) as applied_in,
         cast(null as bigint) as applied_version,
         cast(null as timestamp) as completed_at,
-        cast(null as timestamp) as updated_at
+        cast(null as timestamp) as updated_at,
+        cast(null as int) as deadline_extension,
+        cast(null as string) as extension_reason,
+        cast(null as date) as subject_informed_on
 )
 
 select * from empty

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate, rectify, report, subject_access
+from python_jobs import certificate, generate, rectify, report, subject_access
 from python_jobs.forensic_scan import _decrypt
 from python_jobs.project import ProjectError, manifest
 from python_jobs.relations import delta_relations
@@ -239,10 +239,12 @@ def test_a_crashed_request_resumes_and_the_purge_expires_exports(
 
 
 def test_requests_recorded_by_dbt_are_answered_by_the_job(
-    built: None, dbt: DbtProject, spark: SparkSession
+    built: None, dbt: DbtProject, spark: SparkSession, tmp_path: Path
 ) -> None:
     """`dbt run-operation request_access` records (idempotent while pending, bad input
-    refused by name); the job without --subject-id answers every pending request."""
+    refused by name); extend_deadline gives a pending one longer (not an answered one);
+    the job without --subject-id answers every pending request; the answer's certificate
+    names no one and verifies against the log."""
     patient = _subject(spark, "patient", 9)
     args = {"subject_ids": [patient, "P9999991"], "received_at": "2026-02-10"}
     dbt.operation("request_access", args)
@@ -253,6 +255,24 @@ def test_requests_recorded_by_dbt_are_answered_by_the_job(
     ).collect()
     assert sorted(row[0] for row in pending) == sorted([patient, "P9999991"])
     assert {row[1] for row in pending} == {"2026-03-10 23:59:59"}
+    # Art. 12(3): two further months, the subject told within the first
+    request_id = _requests(spark, patient)[0]["request_id"]
+    extension = {
+        "request_id": request_id,
+        "by": 2,
+        "reason": "records from three hospitals",
+        "subject_informed_on": "2026-03-01",
+    }
+    ok, errors = dbt.operation(
+        "extend_deadline", {**extension, "subject_informed_on": "2026-03-11"}, expect_success=False
+    )
+    assert not ok and "is not within the original period" in errors
+    dbt.operation("extend_deadline", extension)
+    extended = spark.sql(
+        "select cast(deadline as string), deadline_extension, cast(subject_informed_on as string) "
+        f"from privacy.access_requests where request_id = '{request_id}'"
+    ).first()
+    assert tuple(extended) == ("2026-05-10 23:59:59", 2, "2026-03-01")
     ok, errors = dbt.operation(
         "request_access", {"subject_ids": ["P1'; drop table x"]}, expect_success=False
     )
@@ -267,6 +287,23 @@ def test_requests_recorded_by_dbt_are_answered_by_the_job(
     assert answered == {patient: "exported", "P9999991": "no_data"}
     with pytest.raises(ProjectError, match="give them with --subject-id"):
         subject_access.main(["--received-at", "2026-02-10"], spark)
+    ok, errors = dbt.operation("extend_deadline", {**extension, "by": 1}, expect_success=False)
+    assert not ok and "is exported; only an unfinished request (pending)" in errors
+    _certified(request_id, tmp_path, patient, deadline_extension=2, status="exported")
+
+
+def _certified(request_id: str, folder: Path, subject_id: str, **expected: object) -> dict:
+    """The request's certificate, issued by the job, naming no one, verified against the
+    request log."""
+    assert certificate.main(["--request-id", request_id, "--output-dir", str(folder)]) == 0
+    issued_json = folder / f"{request_id}.json"
+    issued = json.loads(issued_json.read_text())
+    for field, value in expected.items():
+        assert issued["request"][field] == value, field
+    for written in (issued_json, folder / f"{request_id}.html"):
+        assert subject_id not in written.read_text()
+    assert certificate.main(["--verify", str(issued_json)]) == 0
+    return issued
 
 
 def test_a_restricted_or_held_subject_is_kept_but_not_published(
@@ -381,6 +418,20 @@ def test_a_hold_is_reviewed_and_the_refused_subject_told_why(
             "legal_hold", {"subject_ids": ["P9999996"], "notified_on": today}, expect_success=False
         )
         assert not ok and "no active hold of P9999996" in errors
+        # placed again with a review date: still one hold, its reason kept, the date taken
+        dbt.operation(
+            "legal_hold",
+            {
+                "subject_ids": [subject_id],
+                "reason": "case 2026-12 (appeal)",
+                "review_on": "2099-01-31",
+            },
+        )
+        holds = spark.sql(
+            "select reason, cast(review_on as string) as review_on, cast(subject_notified_on as string) as told "
+            f"from privacy.legal_holds where subject_id = '{subject_id}' and released_at is null"
+        ).collect()
+        assert [tuple(hold) for hold in holds] == [("case 2026-12", "2099-01-31", today)]
     finally:
         dbt.operation("legal_hold", {"subject_ids": [subject_id], "release": True})
         spark.sql(f"delete from privacy.erasure_requests where request_id = '{request_id}'")
@@ -508,6 +559,17 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     assert str(request["deadline"]) == "2026-03-10 23:59:59"
     assert request["landing_table"] == "landing.patients"
     assert corrected not in " ".join(str(value) for value in request)
+    # a landed request can still be given longer (Art. 12(3))
+    dbt.operation(
+        "extend_deadline",
+        {
+            "request_id": request["request_id"],
+            "by": 1,
+            "reason": "the source system confirms first",
+            "subject_informed_on": "2026-02-20",
+        },
+    )
+    assert str(_rectifications(spark, subject_id)[0]["deadline"]) == "2026-04-10 23:59:59"
     event_file = lakehouse_dir / "landing" / "patients" / request["landing_file"]
     assert event_file.stat().st_mode & 0o777 == 0o600
     [event] = pq.read_table(event_file).to_pylist()
@@ -533,6 +595,16 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     [request] = _rectifications(spark, subject_id)
     assert request["status"] == "applied" and request["applied_in"] == "bronze.patients"
     assert request["completed_at"] is not None
+    issued = _certified(
+        request["request_id"],
+        tmp_path / "certificates",
+        subject_id,
+        status="applied",
+        columns_changed="email",
+        applied_in="bronze.patients",
+        deadline_extension=1,
+    )
+    assert corrected not in json.dumps(issued)
 
     key, email_enc, name_enc, phone_enc, city_after = spark.sql(read).first()
     assert _decrypt(bytes(key), bytes(email_enc)).decode() == corrected
@@ -570,3 +642,20 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     [erasing] = _rectifications(spark, other)
     assert erasing["status"] == "refused" and request_id in erasing["status_reason"]
     assert set((lakehouse_dir / "landing" / "patients").glob("rectify-*.parquet")) == landed
+
+    # a landed row the job did not write (no event time) is named, never taken as applied
+    broken = "rec-20261101T000000-00000b0ken"
+    spark.sql(
+        "insert into privacy.rectification_requests (request_id, subject_id, status, landing_table, "
+        f"received_at, deadline, updated_at) values ('{broken}', '{other}', 'landed', 'landing.patients', "
+        "current_timestamp(), current_timestamp() + interval 30 days, current_timestamp())"
+    )
+    try:
+        with pytest.raises(
+            ProjectError, match=f"lack a subject id, landing file or event source time.*{broken}"
+        ):
+            rectify.main([], spark)
+        statuses = [r["status"] for r in _rectifications(spark, other) if r["request_id"] == broken]
+        assert statuses == ["landed"]
+    finally:
+        spark.sql(f"delete from privacy.rectification_requests where request_id = '{broken}'")

@@ -188,3 +188,38 @@ def test_the_report_alerts_on_an_access_request_pending_past_its_deadline() -> N
     assert line.startswith("ALERT: 2 access request(s) past their deadline")
     assert "acc-2, with no deadline" in line  # fail closed: no deadline is the worst
     assert report.alert_lines(report.Report("day", NOW, [], [], [], [], {}, access=fine)) == []
+
+
+def test_the_report_counts_completed_requests_with_and_without_a_certificate() -> None:
+    """Answered access and applied rectification requests are counted by whether
+    python -m python_jobs.certificate has written theirs; pending ones are not counted."""
+    from python_jobs import report
+
+    def row(request_id: str, status: str) -> dict:
+        return {
+            "request_id": request_id,
+            "status": status,
+            "days_left": 3.0,
+            "received_at": None,
+            "deadline": None,
+            "export_deleted_at": None,
+        }
+
+    built = report.Report(
+        "day",
+        NOW,
+        [],
+        [],
+        [],
+        [],
+        dict.fromkeys(
+            ("commits", "relations", "first_commit", "last_commit", "untagged", "expired")
+        ),
+        certified=frozenset({"acc-1", "rec-1"}),
+        access=[row("acc-1", "exported"), row("acc-2", "no_data"), row("acc-3", "pending")],
+        rectification=[row("rec-1", "applied"), row("rec-2", "landed")],
+    )
+    [summary] = [part for kind, part in report.sections(built) if kind == "table"][:1]
+    counts = {label: count for label, count in summary[1:]}
+    assert counts["access and rectification requests completed, certificate issued"] == "2"
+    assert counts["completed, no certificate yet (python -m python_jobs.certificate)"] == "1"

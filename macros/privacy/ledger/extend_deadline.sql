@@ -1,7 +1,9 @@
 {#
     dbt run-operation extend_deadline --args '{request_id: req-..., by: 2, reason: "...", subject_informed_on: "2026-03-01"}'
 
-    Extends an open request's deadline (GDPR Art. 12(3): by up to two further months
+    Extends an open request's deadline: an erasure (privacy.erasure_requests, any id but
+    acc-/rec-), an access request (acc-..., privacy.access_requests, while pending) or a
+    rectification (rec-..., privacy.rectification_requests, while pending or landed) (GDPR Art. 12(3): by up to two further months
     where necessary, taking into account the complexity and number of requests). `by`
     counts in var request_deadline's unit (months, or days); the periods granted add up
     to at most 3 months (90 days) from receipt. The law makes the controller tell the
@@ -34,13 +36,16 @@
     {%- set by = gdpr_lakehouse._validate_whole(by, 'extend_deadline: by (further ' ~ unit ~ ')', 1, policy.most - policy.count) -%}
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason') -%}
     {%- set informed = gdpr_lakehouse._validate_moment(subject_informed_on, 'subject_informed_on') -%}
-    {%- if not execute -%}{{ return(none) }}{%- endif -%}
-    {%- set requests = gdpr_lakehouse._control_relation('privacy_erasure_requests') -%}
-    {%- set columns = adapter.get_columns_in_relation(requests) | map(attribute='name') | map('lower') | list -%}
-    {%- if 'deadline_extension' not in columns or 'subject_informed_on' not in columns -%}
-        {%- do exceptions.raise_compiler_error(requests ~ " has no deadline_extension column yet; run `dbt build` (or `dbt run --select "
-            ~ "privacy_erasure_requests`) first") -%}
+    {#- the request's log, by the prefix of its id; the states in which it can still be given longer -#}
+    {%- if request_id.startswith('acc-') -%}
+        {%- set model, unfinished = 'privacy_access_requests', ['pending'] -%}
+    {%- elif request_id.startswith('rec-') -%}
+        {%- set model, unfinished = 'privacy_rectification_requests', ['pending', 'landed'] -%}
+    {%- else -%}
+        {%- set model, unfinished = 'privacy_erasure_requests', gdpr_lakehouse.request_states().unfinished -%}
     {%- endif -%}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set requests = gdpr_lakehouse._control_relation(model, ['deadline_extension', 'extension_reason', 'subject_informed_on']) -%}
     {%- set found = run_query("select request_id, status, cast(received_at as string), cast(deadline as string), "
         ~ "coalesce(deadline_extension, 0) from " ~ requests ~ " where request_id = " ~ gdpr_lakehouse._sql_string(request_id)) -%}
     {%- if found | length != 1 -%}
@@ -48,9 +53,9 @@
             ~ request_id ~ " in " ~ requests ~ "; nothing changed") -%}
     {%- endif -%}
     {%- set row = found[0] -%}
-    {%- if row[1] not in gdpr_lakehouse.request_states().unfinished -%}
+    {%- if row[1] not in unfinished -%}
         {%- do exceptions.raise_compiler_error("extend_deadline: request " ~ request_id ~ " is " ~ row[1] ~ "; only an unfinished request ("
-            ~ gdpr_lakehouse.request_states().unfinished | join(', ') ~ ") can be given longer; nothing changed") -%}
+            ~ unfinished | join(', ') ~ ") can be given longer; nothing changed") -%}
     {%- endif -%}
     {%- set received = row[2][:10] -%}
     {%- set total = (row[4] | int) + by -%}
@@ -71,7 +76,7 @@
     {%- do run_query("update " ~ requests ~ " set deadline = timestamp'" ~ deadline ~ "+00:00', deadline_extension = " ~ total
         ~ ", extension_reason = " ~ gdpr_lakehouse._sql_string(reason) ~ ", subject_informed_on = date'" ~ told
         ~ "', updated_at = current_timestamp() where request_id = " ~ gdpr_lakehouse._sql_string(request_id)
-        ~ " and status in " ~ gdpr_lakehouse.request_status_in('unfinished')) -%}
+        ~ " and status in ('" ~ unfinished | join("', '") ~ "')") -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set lines = [] -%}
     {%- for kept in run_query("select request_id, status, cast(received_at as string), cast(deadline as string), deadline_extension, "

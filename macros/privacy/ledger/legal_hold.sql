@@ -8,7 +8,8 @@
     A hold also restricts processing (GDPR Art. 18(1)(c)): the subject's rows leave the
     per-subject tables consumers read at once and stay out of them and of the masked
     views while it is active (macro not_restricted).
-    Idempotent: an active hold is not placed twice.
+    Idempotent: an active hold is not placed twice (a review_on or notified_on given
+    with it is recorded on the active hold; its reason stays).
 
     Every hold has a review date (review_on, default var legal_hold_review_days after
     today, 365): `report` alerts once it has passed. notified_on records the day the
@@ -72,6 +73,11 @@ using (
     as incoming (subject_id)
 ) as incoming
 on holds.subject_id = incoming.subject_id and holds.released_at is null
+{#- an active hold keeps its reason; the dates given are recorded on it #}
+{% if review_on or notified_on -%}
+when matched then update set review_on = coalesce({{ review_sql }}, holds.review_on),
+    subject_notified_on = coalesce({{ notified_sql }}, holds.subject_notified_on)
+{% endif -%}
 when not matched then insert (subject_id, reason, placed_by, placed_at, released_by, released_at, review_on, subject_notified_on)
 values (incoming.subject_id, {{ gdpr_lakehouse._sql_string(reason) }}, {{ gdpr_lakehouse._sql_string(actor) }}, current_timestamp(), null, null,
         coalesce({{ review_sql }}, date_add(current_date(), {{ review_days }})), {{ notified_sql }})
