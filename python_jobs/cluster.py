@@ -55,7 +55,9 @@ from python_jobs.project import ProjectError, prog, state_dir
 NOT_FORWARDED = {
     "spark.master",
     "spark.app.name",
+    "spark.jars",
     "spark.jars.packages",
+    "spark.jars.excludes",
     "spark.driver.extraClassPath",
 }
 

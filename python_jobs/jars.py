@@ -1,9 +1,10 @@
 """Delta's JVM jars: fetched once from Maven Central into the local Maven repository.
 
-Spark resolves ``spark.jars.packages`` through Ivy, whose first resolver is the local
-Maven repository (~/.m2/repository); once the jars are there a session starts with no
-network. The coordinate comes from the dbt profile (the one source of Spark settings)
-and must match the installed delta-spark Python package.
+The dbt profile (the one source of Spark settings) names them by path in the local
+Maven repository (~/.m2/repository) in ``spark.jars``: delta-spark, whose version must
+match the installed delta-spark Python package, and the dependencies of its POM that
+Spark does not ship. This module fetches what is missing and checks that the profile's
+list is exactly what the POMs name; a session then starts with no network and no Ivy.
 
 The Spark cluster of ``python -m python_jobs.cluster`` also needs Derby's network
 server and client (the metastore the Thrift server and the jobs share), at the
@@ -53,19 +54,59 @@ def _profile_settings() -> dict[str, str]:
     return engine_spark_parameters()
 
 
+# Delta 4.4's POM pulls Delta Kernel, whose dependencies are older copies of jars Spark
+# ships (Hadoop, Parquet, Jackson, RoaringBitmap, log4j, slf4j): Spark's own copies
+# serve. check_excludes() checks Spark ships every one.
+SPARK_SHIPS = frozenset(
+    {
+        "org.scala-lang:scala-library",
+        "org.apache.logging.log4j:log4j-slf4j2-impl",
+        "org.apache.logging.log4j:log4j-api",
+        "org.apache.logging.log4j:log4j-core",
+        "org.slf4j:slf4j-api",
+        "org.roaringbitmap:RoaringBitmap",
+        "com.fasterxml.jackson.core:jackson-databind",
+        "com.fasterxml.jackson.core:jackson-core",
+        "com.fasterxml.jackson.core:jackson-annotations",
+        "com.google.code.findbugs:jsr305",
+        "org.apache.hadoop:hadoop-client-runtime",
+        "org.apache.hadoop:hadoop-client-api",
+        "org.apache.parquet:parquet-hadoop",
+    }
+)
+
+
 def excluded_modules() -> set[str]:
-    """``group:name`` of the dependencies Spark ships itself (spark.jars.excludes)."""
-    raw = _profile_settings().get("spark.jars.excludes", "")
-    return {item.strip() for item in raw.split(",") if item.strip()}
+    """``group:name`` of the dependencies of Delta's POMs that Spark ships itself."""
+    return set(SPARK_SHIPS)
+
+
+def declared_artifacts() -> list[Artifact]:
+    """The jars the profile's spark.jars names, each a path in the local Maven repository."""
+    raw = _profile_settings().get("spark.jars", "")
+    artifacts = []
+    for entry in filter(None, (item.strip() for item in raw.split(","))):
+        path = Path(entry.removeprefix("file:"))
+        try:
+            parts = path.relative_to(M2_REPOSITORY).parts
+        except ValueError:
+            parts = ()
+        if len(parts) < 4 or parts[-1] != f"{parts[-3]}-{parts[-2]}.jar":
+            raise ProjectError(
+                f"profiles.yml spark.jars names {entry[:120]}, not a jar in the local Maven "
+                f"repository ({M2_REPOSITORY}/<group path>/<name>/<version>/<name>-<version>.jar)"
+            )
+        artifacts.append(Artifact(".".join(parts[:-3]), parts[-3], parts[-2]))
+    return artifacts
 
 
 def delta_package() -> Artifact:
-    """The delta-spark coordinate of the profile's spark.jars.packages, checked against the pins."""
-    packages = _profile_settings()["spark.jars.packages"]
-    artifacts = [Artifact(*coordinate.strip().split(":")) for coordinate in packages.split(",")]
-    delta = next((a for a in artifacts if a.name.startswith("delta-spark_")), None)
+    """The delta-spark jar of the profile's spark.jars, checked against the pins."""
+    delta = next((a for a in declared_artifacts() if a.name.startswith("delta-spark_")), None)
     if delta is None:
-        raise ProjectError("profiles.yml spark.jars.packages does not name io.delta:delta-spark")
+        raise ProjectError(
+            "profiles.yml spark.jars names no io.delta:delta-spark jar (local target)"
+        )
     installed = version("delta-spark")
     if delta.version != installed:
         raise ProjectError(
@@ -117,8 +158,8 @@ def _pom_dependencies(artifact: Artifact) -> list[tuple[Artifact, set[str]]]:
 def delta_artifacts() -> list[Artifact]:
     """Every jar Delta needs that Spark does not ship: delta-spark and its dependencies.
 
-    Walks the POMs in the local repository (what Ivy resolves for spark.jars.packages),
-    leaving out spark.jars.excludes and each POM's own exclusions. Before `make setup`
+    Walks the POMs in the local repository from the profile's delta-spark, leaving out
+    what Spark ships (SPARK_SHIPS) and each POM's own exclusions. Before `make setup`
     has fetched the POMs, only delta-spark and delta-storage are known.
     """
     delta = delta_package()
@@ -144,8 +185,21 @@ def delta_artifacts() -> list[Artifact]:
     return list(chosen.values())
 
 
+def check_declared(walked: list[Artifact]) -> None:
+    """The profile's spark.jars must be exactly the jars Delta's POMs need: one missing
+    is a class not found at the first query, one extra an old copy beside Spark's."""
+    declared = {a.coordinate for a in declared_artifacts()}
+    needed = {a.coordinate for a in walked}
+    if declared != needed:
+        raise ProjectError(
+            "profiles.yml spark.jars (local target) is not the set of jars Delta's POMs need: "
+            f"missing {', '.join(sorted(needed - declared)) or 'none'}; not needed "
+            f"{', '.join(sorted(declared - needed)) or 'none'}"
+        )
+
+
 def check_excludes() -> None:
-    """Each module in spark.jars.excludes must be one Spark ships: else a class goes missing."""
+    """Each module of SPARK_SHIPS must be one Spark ships: else a class goes missing."""
     import pyspark
 
     jars = Path(pyspark.__file__).parent / "jars"
@@ -157,9 +211,9 @@ def check_excludes() -> None:
     )
     if absent:
         raise ProjectError(
-            "profiles.yml spark.jars.excludes leaves out jars Spark does not ship ("
+            "python_jobs.jars.SPARK_SHIPS leaves out jars Spark does not ship ("
             + ", ".join(absent)
-            + f", not in {jars}); remove them from the excludes"
+            + f", not in {jars}); remove them from it"
         )
 
 
@@ -224,8 +278,10 @@ def require(artifacts: list[Artifact], what: str) -> list[Artifact]:
 
 
 def require_delta_jars() -> None:
-    """Stop with what to do when a jar of Delta's is not in the local Maven repository."""
-    require(delta_artifacts(), "Delta's jars")
+    """Stop with what to do when a jar of Delta's (the POMs' or the profile's) is not in
+    the local Maven repository."""
+    needed = {a.coordinate: a for a in [*delta_artifacts(), *declared_artifacts()]}
+    require(list(needed.values()), "Delta's jars")
 
 
 def fetch(artifacts: list[Artifact], *, transitive: bool = True) -> None:
@@ -269,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         artifacts = [*delta, *cluster_artifacts()]
         absent = missing(artifacts) + missing(alone)
         if not absent:
+            check_declared(delta)
             print("Delta jars present: " + ", ".join(a.coordinate for a in delta))
             return 0
         if args.check:
@@ -290,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Maven ran but these jars are still missing: "
                 + ", ".join(str(a.jar) for a in still)
             )
+        check_declared(delta)
         print("Delta jars present: " + ", ".join(a.coordinate for a in delta))
         return 0
     except (ProjectError, subprocess.CalledProcessError) as error:

@@ -86,16 +86,17 @@ def get_spark(app_name: str | None = None, *, shared_metastore: bool = True) -> 
 
 
 def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
-    """The settings with Delta's jars named by their path in the local Maven repository
-    instead of resolved by Ivy (spark.jars.packages): the same jars (python_jobs.jars
-    walks the same POMs and excludes), without Ivy's resolution report on every start,
-    and on the driver's own class path, where the Thrift server's threads see them."""
+    """The settings with Delta's jars by their path in the local Maven repository (the
+    engine's profile names them so; an adopter's profile may still resolve them by Ivy
+    with spark.jars.packages, which this replaces: the same jars, python_jobs.jars walks
+    Delta's POMs, without Ivy's report on every start), and on the driver's own class
+    path too, where the Thrift server's threads see them."""
     settings = dict(settings)
-    if settings.pop("spark.jars.packages", None) is None:
-        return settings
+    settings.pop("spark.jars.packages", None)
     settings.pop("spark.jars.excludes", None)
     jars = [str(artifact.jar) for artifact in delta_artifacts()]
-    settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), *jars]))
+    listed = [jar for jar in (settings.get("spark.jars") or "").split(",") if jar]
+    settings["spark.jars"] = ",".join(dict.fromkeys([*listed, *jars]))
     settings["spark.driver.extraClassPath"] = os.pathsep.join(
         filter(None, [*jars, settings.get("spark.driver.extraClassPath")])
     )

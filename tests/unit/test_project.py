@@ -219,6 +219,29 @@ def test_delta_jars_leave_out_what_spark_ships() -> None:
     assert {"io.delta:delta-kernel-api", "io.unitycatalog:unitycatalog-client"} <= modules
 
 
+def test_the_profile_names_exactly_the_jars_deltas_poms_need(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """profiles.yml names Delta's jars by path (no Ivy at start): the list is exactly
+    the POMs' closure; one missing, or a path outside ~/.m2, is refused by name."""
+    walked = jars.delta_artifacts()
+    jars.check_declared(walked)  # make setup ran: the POMs are in ~/.m2
+    settings = project.engine_spark_parameters()
+    assert "spark.jars.packages" not in settings
+    listed = settings["spark.jars"].split(",")
+    assert sorted(listed) == sorted(str(a.jar) for a in walked)
+    monkeypatch.setattr(
+        jars, "_profile_settings", lambda: {**settings, "spark.jars": ",".join(listed[:-1])}
+    )
+    with pytest.raises(project.ProjectError, match=r"missing .*:.*; not needed none"):
+        jars.check_declared(walked)
+    monkeypatch.setattr(
+        jars, "_profile_settings", lambda: {**settings, "spark.jars": "/opt/jars/delta.jar"}
+    )
+    with pytest.raises(project.ProjectError, match=r"names /opt/jars/delta\.jar, not a jar in"):
+        jars.delta_package()
+
+
 def test_a_delta_jar_built_for_another_spark_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     real = version
 
