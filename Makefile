@@ -35,6 +35,7 @@ help:
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
+	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
 	@echo "make bench-codegen    dbt build with Spark's code generation off (the local default) and on, side by side (bench/)"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
@@ -128,6 +129,9 @@ bench-warm: setup
 
 bench-codegen: setup
 	$(PY) bench/codegen.py $(BENCH_ARGS)
+
+bench-start: setup
+	$(PY) bench/start.py $(BENCH_ARGS)
 
 clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs
