@@ -8,7 +8,8 @@
 Records the request in privacy.rectification_requests (received, deadline one
 calendar month later, as every request), then lands ONE update event for the subject
 in the landing table of its master data (the source whose meta.privacy names the
-subject key and lists the changed columns in pii_columns): the subject's current row,
+subject key and lists the changed columns in pii_columns; Parquet, JSON or CSV, the
+event is written in the table's format): the subject's current row,
 read from the bronze model that reads that table and decrypted with the subject's key
 inside the query, with the changed columns replaced. Its source time is now (or just
 after the row's last event when that is later), so it is the newest event of the key.
@@ -83,6 +84,10 @@ MAX_VALUE = 1000
 EVENT_COLUMNS = ("_op", "_source_ts")
 
 
+# the formats create_landing_tables registers a landing table in
+LANDING_FORMATS = ("parquet", "json", "csv")
+
+
 class RectificationError(ProjectError):
     """Bad input, or a change the contract does not allow."""
 
@@ -101,6 +106,8 @@ class LandingTable:
     # name -> the column's meta `valid` (required, pattern, not_future): what the
     # silver checks accept (macro landing_column_pattern reads the same pattern)
     valid: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the landing table's format (source meta landing_format): the event is written in it
+    format: str = "parquet"
 
     @property
     def name(self) -> str:
@@ -112,8 +119,9 @@ class LandingTable:
 
 
 def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> list[LandingTable]:
-    """The landing sources (meta landing_format parquet) whose meta.privacy names a subject
-    key and lists pii_columns, each with the one table model that reads it by that key."""
+    """The landing sources (meta landing_format: parquet, json or csv, the formats
+    create_landing_tables registers) whose meta.privacy names a subject key and lists
+    pii_columns, each with the one table model that reads it by that key."""
     readers: dict[str, list[DeltaRelation]] = {}
     nodes = graph.get("nodes") or {}
     for relation in relations:
@@ -126,7 +134,7 @@ def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> lis
         privacy = meta.get("privacy") or {}
         if not privacy.get("subject_key") or not privacy.get("pii_columns"):
             continue
-        if meta.get("landing_format") != "parquet":
+        if meta.get("landing_format") not in LANDING_FORMATS:
             continue
         key = str(privacy["subject_key"])
         reading = [r for r in readers.get(unique_id, []) if r.privacy.get("subject_key") == key]
@@ -151,6 +159,7 @@ def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> lis
                 columns,
                 reading[0],
                 valid,
+                str(meta["landing_format"]),
             )
         )
     return found
@@ -473,14 +482,43 @@ def unapplied_events(spark: SparkSession, table: LandingTable, subject_id: str) 
     ).first()["events"]
 
 
-def land_event(folder: Path, request_id: str, frame: Any) -> Path:
-    """The event as one Parquet file, landing/<table>/rectify-<request_id>.parquet:
-    written beside it in a hidden folder (never listed), then moved in by one rename."""
-    target = folder / f"rectify-{request_id}.parquet"
+def event_file(table: LandingTable, request_id: str) -> str:
+    """The event's file name in the landing table's folder."""
+    return f"rectify-{request_id}.{table.format}"
+
+
+def landing_schema(table: LandingTable) -> str:
+    """The landing table's declared columns as a DDL schema."""
+    return ", ".join(f"`{name}` {data_type}" for name, data_type in table.columns.items())
+
+
+def event_source_ts(spark: SparkSession, table: LandingTable, path: Path) -> datetime:
+    """The landed event's _source_ts, read as the landing table reads the file (its
+    declared schema; a CSV file has no header)."""
+    frame = spark.read.schema(landing_schema(table)).format(table.format).load(str(path))
+    return frame.agg(F.max("_source_ts").alias("ts")).first()["ts"]
+
+
+def land_event(folder: Path, request_id: str, frame: Any, table: LandingTable) -> Path:
+    """The event as one file of the landing table's format, landing/<table>/rectify-
+    <request_id>.<format>: written beside it in a hidden folder (never listed), then
+    moved in by one rename. CSV as the landing table reads it: no header, the declared
+    column order."""
+    if table.format == "csv":
+        nested = [n for n, t in table.columns.items() if any(k in t for k in ("<", "struct"))]
+        if nested:
+            raise RectificationError(
+                f"{table.name} is CSV, which cannot hold {', '.join(nested)} "
+                f"({', '.join(table.columns[n] for n in nested)}): no event can be written"
+            )
+    target = folder / event_file(table, request_id)
     staging = folder / f".rectify-{request_id}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
-    frame.coalesce(1).write.mode("overwrite").parquet(str(staging))
-    parts = sorted(staging.glob("part-*.parquet"))
+    writer = frame.coalesce(1).write.mode("overwrite").format(table.format)
+    if table.format == "csv":
+        writer = writer.option("header", "false")
+    writer.save(str(staging))
+    parts = sorted(staging.glob(f"part-*.{table.format}"))
     if len(parts) != 1:
         raise RectificationError(f"the event was written as {len(parts)} files, not one")
     os.chmod(parts[0], 0o600)
@@ -564,7 +602,7 @@ def rectify(
         print(f"rectify {request_id}: refused: {reason}")
         return "refused"
     folder = landing_dir() / table.identifier
-    target = folder / f"rectify-{request_id}.parquet"
+    target = folder / event_file(table, request_id)
     if target.exists():  # a crash after the event landed: the same event, not a second one
         print(f"rectify {request_id}: its event had landed already ({target.name})")
     else:
@@ -577,11 +615,8 @@ def rectify(
             )
             print(f"rectify {request_id}: refused: {reason}")
             return "refused"
-        land_event(folder, request_id, frame)
-    event_ts = _sql(
-        spark,
-        f"select max(_source_ts) as ts from parquet.`{target.as_uri()}`",
-    ).first()["ts"]
+        land_event(folder, request_id, frame, table)
+    event_ts = event_source_ts(spark, table, target)
     _update(
         spark,
         log,

@@ -659,3 +659,55 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
         assert statuses == ["landed"]
     finally:
         spark.sql(f"delete from privacy.rectification_requests where request_id = '{broken}'")
+
+
+@pytest.mark.parametrize("landing_format", ["json", "csv"])
+def test_a_json_or_csv_landing_table_reads_the_event_as_written(
+    spark: SparkSession, tmp_path: Path, landing_format: str
+) -> None:
+    """A rectification event lands in its landing table's own format, one private file,
+    and the table (declared as create_landing_tables declares it: a CSV without header)
+    reads back exactly what was written, a value with a comma and quotes included."""
+    columns = {
+        "patient_id": "string",
+        "email": "string",
+        "birth_date": "date",
+        "_op": "string",
+        "_source_ts": "timestamp",
+    }
+    table = rectify.LandingTable(
+        "source.t.landing.people",
+        "default",
+        f"rectify_{landing_format}",
+        "patient_id",
+        ("email",),
+        columns,
+        None,  # type: ignore[arg-type]  (no bronze reader: written and read back only)
+        format=landing_format,
+    )
+    folder = tmp_path / table.identifier
+    folder.mkdir()
+    written = (
+        "P0000001",
+        'ada "the first", lovelace@example.org',
+        datetime(1980, 2, 29).date(),
+        "update",
+        datetime(2026, 11, 27, 12, 0, 0, 123000),
+    )
+    frame = spark.createDataFrame([written], schema=rectify.landing_schema(table))
+    path = rectify.land_event(folder, "rec-20261127T120000-0123456789", frame, table)
+    assert path.name == f"rectify-rec-20261127T120000-0123456789.{landing_format}"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]
+    spark.sql(f"drop table if exists default.{table.identifier}")
+    spark.sql(
+        f"create table default.{table.identifier} ({rectify.landing_schema(table)}) "
+        f"using {landing_format} location '{folder}'"
+    )
+    try:
+        assert [tuple(row) for row in spark.table(f"default.{table.identifier}").collect()] == [
+            written
+        ]
+        assert rectify.event_source_ts(spark, table, path) == written[-1]
+    finally:
+        spark.sql(f"drop table if exists default.{table.identifier}")

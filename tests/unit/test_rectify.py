@@ -98,10 +98,24 @@ def test_the_landing_tables_are_those_declaring_personal_columns_with_one_reader
     assert tables["landing.patients"].reader.name == "bronze_patients"
     assert tables["landing.patients"].reader_name == "bronze.patients"
     assert tables["landing.users"].key == "user_id"
-    # a JSON landing table is not written by this job
+    assert tables["landing.patients"].format == "parquet"
+    # JSON and CSV too (the formats create_landing_tables registers), nothing else
     graph, relations = _graph()
     graph["sources"]["source.p.landing.users"]["meta"]["landing_format"] = "json"
+    tables = {t.name: t for t in rectify.landing_tables(graph, relations)}
+    assert tables["landing.users"].format == "json"
+    assert rectify.event_file(tables["landing.users"], "rec-1") == "rectify-rec-1.json"
+    graph["sources"]["source.p.landing.users"]["meta"]["landing_format"] = "avro"
     assert {t.name for t in rectify.landing_tables(graph, relations)} == {"landing.patients"}
+
+
+def test_a_csv_landing_table_with_a_map_column_gets_no_event(tmp_path: Path) -> None:
+    graph, relations = _graph()
+    graph["sources"]["source.p.landing.users"]["meta"]["landing_format"] = "csv"
+    [users] = [t for t in rectify.landing_tables(graph, relations) if t.identifier == "users"]
+    with pytest.raises(rectify.RectificationError, match=r"is CSV, which cannot hold preferences"):
+        rectify.land_event(tmp_path, "rec-1", None, users)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_change_goes_to_the_subjects_table_as_its_types() -> None:
