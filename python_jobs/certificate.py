@@ -71,17 +71,7 @@ RELATION_FIELDS = (
     "reorg_at",
     "purged_at",
 )
-REQUEST_FIELDS = (
-    "request_id",
-    "subject_type",
-    "status",
-    "received_at",
-    "deadline",
-    "deadline_extension",
-    "erased_at",
-    "shredded_at",
-    "purged_at",
-)
+REQUEST_FIELDS = (*request_certificate.REQUEST_BASE, "erased_at", "shredded_at", "purged_at")
 
 
 class CertificateError(ProjectError):

@@ -28,16 +28,17 @@ from python_jobs.relations import DeltaRelation
 
 FORMAT = "gdpr_lakehouse request certificate"
 VERSION = 1
-# what every request's certificate shows
-COMMON = (
+# what every certificate shows of its request, erasure's too (python_jobs.certificate)
+REQUEST_BASE = (
     "request_id",
     "subject_type",
     "status",
     "received_at",
     "deadline",
     "deadline_extension",
-    "completed_at",
 )
+# and an access or rectification request's
+COMMON = (*REQUEST_BASE, "completed_at")
 # request type -> (its id, its log model, completed statuses, the columns certified)
 TYPES: dict[str, dict[str, Any]] = {
     "access": {
