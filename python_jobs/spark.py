@@ -97,8 +97,9 @@ def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
     jars = [str(artifact.jar) for artifact in delta_artifacts()]
     listed = [jar for jar in (settings.get("spark.jars") or "").split(",") if jar]
     settings["spark.jars"] = ",".join(dict.fromkeys([*listed, *jars]))
+    classpath = (settings.get("spark.driver.extraClassPath") or "").split(os.pathsep)
     settings["spark.driver.extraClassPath"] = os.pathsep.join(
-        filter(None, [*jars, settings.get("spark.driver.extraClassPath")])
+        dict.fromkeys(filter(None, [*jars, *classpath]))
     )
     return settings
 

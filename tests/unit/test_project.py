@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from importlib.metadata import version
 from pathlib import Path
@@ -277,3 +278,23 @@ def test_a_retried_merge_conflict_prints_no_stack_trace_and_nothing_else_is_hidd
     assert not regex.fullmatch(
         "Exhausted retries after 4 attempts in MERGE with materialized source."
     )
+
+
+def test_jars_by_path_replaces_a_coordinate_and_is_idempotent() -> None:
+    """An adopter's spark.jars.packages becomes the same jars by path, on the driver's
+    class path too; applied twice (the engine, then its session) nothing doubles."""
+    from python_jobs.spark import jars_by_path
+
+    paths = [str(a.jar) for a in jars.delta_artifacts()]
+    adopter = {
+        "spark.jars.packages": jars.delta_package().coordinate,
+        "spark.jars.excludes": ",".join(sorted(jars.SPARK_SHIPS)),
+        "spark.driver.extraClassPath": "/opt/hive.jar",
+    }
+    once = jars_by_path(adopter)
+    assert "spark.jars.packages" not in once and "spark.jars.excludes" not in once
+    assert once["spark.jars"].split(",") == paths
+    assert once["spark.driver.extraClassPath"].split(os.pathsep) == [*paths, "/opt/hive.jar"]
+    assert jars_by_path(once) == once
+    engine = jars_by_path(project.engine_spark_parameters())
+    assert sorted(engine["spark.jars"].split(",")) == sorted(paths)
