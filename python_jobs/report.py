@@ -115,6 +115,9 @@ from counts
 full outer join commits on counts.period = commits.period
 order by 1
 """
+# days left to a deadline, in tenths of a day rounded down (floor): negative from the
+# first second past it. round() would show a request up to 72 minutes late as 0.0 days
+# left, and alert on nothing.
 REQUESTS_SQL = """
 select
     request_id,
@@ -125,14 +128,14 @@ select
     -- open: days since received; done: days it took to erase
     round((unix_timestamp(coalesce(erased_at, timestamp'{now}')) - unix_timestamp(received_at)) / 86400, 1) as age_days,
     case when status in {unfinished}
-        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+        then floor((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 8640) / 10
     end as days_left,
     erased_at,
     purged_at,
     case when status = 'erased' or purged_at is not null then {purge_deadline} end as purge_deadline,
     -- an erased request without erased_at has no known deadline: null, alerted (fail closed)
     case when status = 'erased'
-        then round((unix_timestamp({purge_deadline}) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+        then floor((unix_timestamp({purge_deadline}) - unix_timestamp(timestamp'{now}')) / 8640) / 10
     end as purge_days_left
 from requests
 order by received_at, request_id
@@ -145,7 +148,7 @@ select
     received_at,
     deadline,
     case when status = 'pending'
-        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+        then floor((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 8640) / 10
     end as days_left,
     export_deleted_at
 from access
@@ -159,7 +162,7 @@ select
     received_at,
     deadline,
     case when status in ('pending', 'landed')
-        then round((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 86400, 1)
+        then floor((unix_timestamp(deadline) - unix_timestamp(timestamp'{now}')) / 8640) / 10
     end as days_left
 from rectification
 order by received_at, request_id
@@ -238,10 +241,12 @@ class Report:
 
     @property
     def overdue(self) -> list[dict[str, Any]]:
+        """Open erasure requests past their deadline (or with none: fail closed)."""
         return [
             r
             for r in self.requests
-            if r["status"] in request_states()["open"] and r["days_left"] < 0
+            if r["status"] in request_states()["open"]
+            and (r["days_left"] is None or r["days_left"] < 0)
         ]
 
     @property
@@ -593,11 +598,16 @@ def alert_lines(report: Report) -> list[str]:
     """One ALERT line per kind of missed deadline; none when every clock is kept."""
     lines = []
     if report.overdue:
-        worst = min(report.overdue, key=lambda r: r["days_left"])
+        worst = min(report.overdue, key=lambda r: _days(r["days_left"]))
         lines.append(
             f"ALERT: {len(report.overdue)} erasure request(s) past their deadline; the oldest, "
-            f"{worst['request_id']}, by {-worst['days_left']:g} day(s). "
-            "Run `dbt run-operation gdpr_erase`."
+            f"{worst['request_id']}, "
+            + (
+                "with no deadline"
+                if worst["days_left"] is None
+                else f"by {-worst['days_left']:g} day(s)"
+            )
+            + ". Run `dbt run-operation gdpr_erase`."
         )
     if report.access_overdue:
         worst = min(report.access_overdue, key=lambda r: _days(r["days_left"]))

@@ -86,3 +86,17 @@ def test_the_report_alerts_on_erased_requests_past_their_purge_deadline() -> Non
     assert "python -m python_jobs.purge" in line
     inside = report.Report("day", datetime(2026, 11, 11), [], [], [], requests[2:], {})
     assert inside.unpurged == [] and report.alert_lines(inside) == []
+
+
+def test_an_open_erasure_request_without_a_deadline_is_alerted_not_a_crash() -> None:
+    """Fail closed: a pending request with no deadline (days_left null) is overdue; the
+    report once compared None < 0 and stopped with a TypeError."""
+    late = {**_request("req-late", "pending", None), "days_left": -0.1}
+    blank = {**_request("req-blank", "pending", None), "days_left": None}
+    inside = {**_request("req-inside", "pending", None), "days_left": 0.0}
+    built = report.Report("day", datetime(2026, 11, 11), [], [], [], [late, blank, inside], {})
+    assert [r["request_id"] for r in built.overdue] == ["req-late", "req-blank"]
+    (line,) = report.alert_lines(built)
+    assert line.startswith(
+        "ALERT: 2 erasure request(s) past their deadline; the oldest, req-blank, with no deadline"
+    )
