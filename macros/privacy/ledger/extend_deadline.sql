@@ -1,10 +1,11 @@
 {#
     dbt run-operation extend_deadline --args '{request_id: req-..., by: 2, reason: "...", subject_informed_on: "2026-03-01"}'
 
-    Extends an open request's deadline: an erasure (privacy.erasure_requests, any id but
-    acc-/rec-), an access request (acc-..., privacy.access_requests, while pending) or a
-    rectification (rec-..., privacy.rectification_requests, while pending or landed) (GDPR Art. 12(3): by up to two further months
-    where necessary, taking into account the complexity and number of requests). `by`
+    Extends an open request's deadline (GDPR Art. 12(3): by up to two further months
+    where necessary, taking into account the complexity and number of requests): an
+    erasure (privacy.erasure_requests, any id but acc-/rec-), an access request (acc-...,
+    privacy.access_requests, while pending) or a rectification (rec-...,
+    privacy.rectification_requests, while pending or landed). `by`
     counts in var request_deadline's unit (months, or days); the periods granted add up
     to at most 3 months (90 days) from receipt. The law makes the controller tell the
     data subject, with the reasons, within one month of receipt: subject_informed_on
