@@ -496,7 +496,13 @@ def event_source_ts(spark: SparkSession, table: LandingTable, path: Path) -> dat
     """The landed event's _source_ts, read as the landing table reads the file (its
     declared schema; a CSV file has no header)."""
     frame = spark.read.schema(landing_schema(table)).format(table.format).load(str(path))
-    return frame.agg(F.max("_source_ts").alias("ts")).first()["ts"]
+    ts = frame.agg(F.max("_source_ts").alias("ts")).first()["ts"]
+    if ts is None:  # unreadable as the table reads it: never record a landed event without it
+        raise RectificationError(
+            f"{path.name} in {table.name} holds no readable _source_ts as the table reads it; "
+            "remove the file and run the request again"
+        )
+    return ts
 
 
 def land_event(folder: Path, request_id: str, frame: Any, table: LandingTable) -> Path:

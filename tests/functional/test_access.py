@@ -445,10 +445,11 @@ def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
     request and an active restriction keep theirs; a second run redacts nothing."""
     spark.sql(
         "insert into privacy.access_requests (request_id, subject_id, requested_by, status, "
-        "status_reason, completed_at, updated_at) values "
+        "status_reason, completed_at, updated_at, extension_reason) values "
         "('acc-20200101T000000-00000000aa', 'P9999992', 'dpo', 'no_data', 'no data held', "
-        "timestamp'2020-01-01 00:00:00', current_timestamp()), "
-        "('acc-20200101T000000-00000000bb', 'P9999993', 'dpo', 'pending', null, null, current_timestamp())"
+        "timestamp'2020-01-01 00:00:00', current_timestamp(), 'Ms P. asked for her scans too'), "
+        "('acc-20200101T000000-00000000bb', 'P9999993', 'dpo', 'pending', null, null, current_timestamp(), "
+        "'three sites')"
     )
     spark.sql(
         "insert into privacy.restrictions (subject_id, reason, placed_by, placed_at, lifted_by, lifted_at) values "
@@ -478,15 +479,15 @@ def test_the_record_retention_redacts_answered_requests_and_lifted_restrictions(
             "rec-20200101T000000-00000000bb": ("P9999995", "dpo", None),
         }
         access = {
-            row[0]: (row[1], row[2], row[3])
+            row[0]: (row[1], row[2], row[3], row[4])
             for row in spark.sql(
-                "select request_id, subject_id, requested_by, status_reason from privacy.access_requests "
-                "where request_id like 'acc-20200101T000000-%'"
+                "select request_id, subject_id, requested_by, status_reason, extension_reason "
+                "from privacy.access_requests where request_id like 'acc-20200101T000000-%'"
             ).collect()
         }
         assert access == {
-            "acc-20200101T000000-00000000aa": (None, None, None),
-            "acc-20200101T000000-00000000bb": ("P9999993", "dpo", None),
+            "acc-20200101T000000-00000000aa": (None, None, None, None),
+            "acc-20200101T000000-00000000bb": ("P9999993", "dpo", None, "three sites"),
         }
         restrictions = spark.sql(
             "select subject_id, reason, placed_by, lifted_by from privacy.restrictions "
