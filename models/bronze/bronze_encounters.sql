@@ -6,9 +6,27 @@
     )
 }}
 
+{#- The diagnosis and the cost are health data (GDPR Art. 9): encrypted on arrival
+    with the patient's key, like the direct identifiers, so every copy history keeps
+    (time travel, the Change Data Feed) is unreadable once the key is destroyed. The
+    vault keys every patient an encounter names (subject_feeds); an encounter without
+    a patient keeps neither: there is no key to hold them. -#}
+{%- if is_incremental() and execute -%}
+    {%- set held = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'diagnosis_code' in held or 'cost' in held -%}
+        {%- do exceptions.raise_compiler_error(this ~ " was built by a version that kept the diagnosis and cost in clear; "
+            ~ "rebuild it from the landing zone with: dbt build --full-refresh --select bronze_encounters+ "
+            ~ "(then python -m python_jobs.purge removes the clear values from its history)") -%}
+    {%- endif -%}
+{%- endif %}
+
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id') }}
+),
+
+vault as (
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 final as (
@@ -16,11 +34,12 @@ final as (
         events.encounter_id,
         events.patient_id,
         events.admitted_at,
-        events.diagnosis_code,
+        {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,
         events.department_id,
-        events.cost,
+        {{ gdpr_lakehouse.encrypt_pii('events.cost', 'vault.data_key') }} as cost_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
+    left join vault on events.patient_id = vault.subject_id
     where {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}
 )
 

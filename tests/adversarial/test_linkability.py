@@ -54,6 +54,7 @@ def erased(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> tuple[st
         "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
         "inner join silver.patients as patients on patients.patient_pseudonym = vault.subject_pseudonym "
         "where vault.subject_id not in (select subject_id from privacy.erasure_requests where subject_id is not null) "
+        "and vault.subject_id in (select patient_id from bronze.encounters) "
         "order by vault.subject_id limit 1"
     ).first()
     assert row is not None, "no patient left to erase"
@@ -77,6 +78,48 @@ def test_no_control_table_maps_the_erased_id_to_its_pseudonym(
             f"select count(*) from {table} where concat_ws('|', {', '.join(columns)}) like '%{pseudonym}%'"
         ).first()[0]
         assert found == 0, f"{table} maps the erased subject to its pseudonym"
+
+
+def test_history_keeps_no_readable_health_data_of_the_erased(
+    erased: tuple[str, str], spark: SparkSession
+) -> None:
+    """Attack: time-travel bronze.encounters to the version before the erasure and
+    read the erased patient's encounters (or their delete pre-images in the Change
+    Data Feed). Guarantee, before any purge: every special-category value there
+    (diagnosis, cost) is ciphertext under the patient's key, which is gone: none reads
+    as the value the hospital sent, none opens with a key left in the vault."""
+    subject_id, _ = erased
+    version = spark.sql(
+        "select min(version_before) from privacy.erasure_evidence as evidence "
+        "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
+        f"where requests.subject_id = '{subject_id}' and evidence.relation = 'bronze.encounters'"
+    ).first()[0]
+    assert version is not None, "no erasure evidence for bronze.encounters"
+    sent = spark.sql(
+        "select diagnosis_code, cast(cost as string) as cost from landing.encounters "
+        f"where patient_id = '{subject_id}'"
+    ).collect()
+    clear = {row["diagnosis_code"] for row in sent} | {row["cost"] for row in sent}
+    assert clear, "the erased patient sent no encounter"
+    history = spark.sql(f"select * from bronze.encounters version as of {version} where patient_id = '{subject_id}'")
+    deleted = spark.sql(
+        f"select * from table_changes('bronze.encounters', {version + 1}) "
+        f"where patient_id = '{subject_id}' and _change_type = 'delete'"
+    )
+    for frame in (history, deleted):
+        rows = frame.collect()
+        assert rows, "the erased patient's encounters are not in that history"
+        for row in rows:
+            for column, value in row.asDict().items():
+                assert str(value) not in clear, f"{column} of bronze.encounters holds {value!r} in clear"
+        assert not {"diagnosis_code", "cost"} & set(frame.columns)
+    for column in ("diagnosis_code_enc", "cost_enc"):
+        opened = spark.sql(
+            f"select count(*) from (select `{column}` as cipher from bronze.encounters version as of {version} "
+            f"where patient_id = '{subject_id}') as old cross join privacy.subject_keys as vault "
+            "where try_aes_decrypt(old.cipher, vault.data_key, 'GCM') is not null"
+        ).first()[0]
+        assert opened == 0, f"{column} opens with a key left in the vault"
 
 
 def test_the_tombstones_never_held_the_pseudonym_in_any_file(

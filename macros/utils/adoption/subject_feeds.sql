@@ -21,6 +21,9 @@
     {%- if gdpr_lakehouse.demo_enabled() -%}
         {%- do feeds.append({'relation': source('landing', 'patients'), 'subject_id': 'patient_id', 'subject_type': 'patient', 'batch_only': true}) -%}
         {%- do feeds.append({'relation': source('landing', 'users'), 'subject_id': 'user_id', 'subject_type': 'user', 'batch_only': true}) -%}
+        {#- a patient known only from an encounter is a data subject too: bronze encrypts
+            the encounter's diagnosis and cost under their key -#}
+        {%- do feeds.append({'relation': source('landing', 'encounters'), 'subject_id': 'patient_id', 'subject_type': 'patient', 'batch_only': true}) -%}
     {%- endif -%}
     {%- set configured = var('gdpr_lakehouse_subjects', []) -%}
     {%- set usage = "; each entry is {source: [source_name, table_name]} or {ref: model_name}, with subject_id: <column> and subject_type: <word>" -%}

@@ -1,8 +1,19 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(materialized='ephemeral') }}
 
-with encounters as (
-    select * from {{ ref('bronze_encounters') }}
+{#- The diagnosis and the cost are decrypted here, in the query, with the patient's
+    key; silver_encounters keeps them (bronze holds them only encrypted). -#}
+with vault as (
+    select * from {{ ref('privacy_data_keys') }}
+),
+
+encounters as (
+    select
+        bronze.*,
+        {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key') }} as diagnosis_code,
+        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost
+    from {{ ref('bronze_encounters') }} as bronze
+    left join vault on bronze.patient_id = vault.subject_id
 ),
 
 patients as (
@@ -20,7 +31,7 @@ checked as (
         case
             when patients.patient_id is null then 'unknown patient'
             when encounters.admitted_at is null then 'missing admission time'
-            when not encounters.diagnosis_code rlike '^[A-Z][0-9]{2}([.][0-9A-Z]{1,4})?$' then 'invalid ICD-10 code'
+            when encounters.diagnosis_code is null or not encounters.diagnosis_code rlike '^[A-Z][0-9]{2}([.][0-9A-Z]{1,4})?$' then 'invalid ICD-10 code'
             when departments.department_id is null then 'unknown department'
             when encounters.cost is null or encounters.cost < 0 then 'invalid cost'
         end as quality_issue
