@@ -2,7 +2,7 @@
 {{
     config(
         materialized='incremental',
-        unique_key=['admitted_month', 'icd10_chapter', 'department_id'],
+        incremental_strategy='insert_overwrite',
         full_refresh=false,
         on_schema_change='append_new_columns',
     )
@@ -10,94 +10,122 @@
 
 {#-
     Anonymous aggregate that keeps counting an erased patient's encounters (the
-    right-to-be-forgotten guide's "anonymous aggregates"). It counts, per admission
-    month, ICD-10 chapter and department: every encounter in silver_encounters now
-    (recounted at one pinned version each run, so a corrected encounter moves to its
-    new group, a source delete is subtracted and an encounter that passes quality late
-    is counted), plus every encounter an erasure deleted from silver (read once from
-    that erasure's Change Data Feed and kept in erased_encounter_count, which is why
-    the model is incremental and never rebuilt by --full-refresh). The compliance test
-    gold_encounters_monthly_equals_recompute checks it.
+    right-to-be-forgotten guide's "anonymous aggregates"), per admission month, ICD-10
+    chapter and department, published k-anonymously (var k_anonymity):
+
+    - a cell is published once at least k distinct patients are counted in it, from
+      then on it keeps counting patients erased later; a cell that falls below k by a
+      change at the source is withdrawn. No version of the table holds a cell of fewer
+      than k patients (compliance test retained_aggregates_k_anonymous).
+    - an erasure changes nothing here. Each run adds to every published cell what
+      silver_encounters gained or lost since the version the table last counted
+      (source_version): silver now minus silver then, both counted only over patients
+      whose key is still in the vault. An erased patient is in neither, so their
+      encounters stay counted as they were, and the table's versions never show
+      which cell an erased person was in (it keeps no erased split either).
+    - when the version last counted can no longer be read (a VACUUM after a purge
+      deleted its files), a published cell takes the greater of what it holds and
+      what silver holds now (logged): it never drops because of an erasure.
+    Never rebuilt by --full-refresh (full_refresh=false); a table an older version
+    built (no subject_count) starts over from silver's live cells.
 -#}
+{%- set k = gdpr_lakehouse.k_anonymity() -%}
 {%- set upstream = ref('silver_encounters') -%}
-{%- set latest = gdpr_lakehouse.latest_delta_version(upstream) | int -%}
-{%- set consumed = gdpr_lakehouse.consumed_version(this if is_incremental() else none) | int -%}
-{%- set columns = ['admitted_at', 'diagnosis_category', 'department_id', 'cost_amount'] %}
+{%- set latest = [gdpr_lakehouse.latest_delta_version(upstream) | int, 0] | max -%}
+{%- set kept = none -%}
+{%- if is_incremental() and execute and 'subject_count' in (adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list) -%}
+    {%- set kept = this -%}
+{%- endif -%}
+{%- set consumed = gdpr_lakehouse.consumed_version(kept) | int -%}
+{%- set counted = kept is not none and consumed >= 0 and consumed <= latest
+    and gdpr_lakehouse.cdf_readable_from(upstream) | int <= consumed -%}
+{%- if kept is not none and not counted and execute -%}
+    {%- do log(this ~ ": version " ~ consumed ~ " of " ~ upstream ~ ", last counted, can no longer be read (a VACUUM deleted its files); "
+        ~ "each published cell keeps the greater of its counts and silver's now", info=true) -%}
+{%- endif -%}
+{%- set cell = ['admitted_month', 'icd10_chapter', 'department_id'] %}
 
-with live as (
-    select
-        {{ columns | join(', ') }},
-        1 as live_count
-    from {{ upstream }} version as of {{ [latest, 0] | max }}  -- noqa: AL01,AL05,RF04
-),
-
-erased as (
-    {{ gdpr_lakehouse.erased_changes(upstream, consumed, latest, columns) }}
-),
-
-encounters as (
-    select * from live
-    union all
-    select
-        {{ columns | join(', ') }},
-        0 as live_count
-    from erased
+{%- set vault = ref('privacy_subject_keys') %}
+with keys as (
+    -- one version of the vault for both counts
+    select subject_pseudonym
+    from {{ vault }} version as of {{ [gdpr_lakehouse.latest_delta_version(vault) | int, 0] | max }}  -- noqa: AL01,AL05,RF04
 ),
 
 chapters as (
     select * from {{ ref('icd10_chapters') }}
 ),
 
-counted as (
+{% for name, version in [('now', latest)] + ([('before', consumed)] if counted else []) %}
+{{ name }}_cells as (
     select
         date_trunc('month', encounters.admitted_at) as admitted_month,
         coalesce(chapters.chapter, 'unknown') as icd10_chapter,
         encounters.department_id,
-        sum(encounters.live_count) as live_count,
-        sum(case when encounters.live_count = 1 then encounters.cost_amount else 0 end) as live_cost,
-        sum(1 - encounters.live_count) as erased_count,
-        sum(case when encounters.live_count = 0 then encounters.cost_amount else 0 end) as erased_cost
-    from encounters
+        count(*) as encounter_count,
+        sum(encounters.cost_amount) as total_cost,
+        count(distinct encounters.patient_pseudonym) as subject_count
+    from (select * from {{ upstream }} version as of {{ version }}) as encounters  -- noqa: AL01,AL05,RF04
     left join chapters
         on encounters.diagnosis_category between chapters.first_category and chapters.last_category
+    -- patients whose key is still in the vault: an erased one is in neither count
+    where encounters.patient_pseudonym in (select keys.subject_pseudonym from keys)
     group by 1, 2, 3
 ),
 
-{% if is_incremental() %}
-{#- every group counted before too: one whose last live encounter left keeps its erased count -#}
-merged as (
+{% endfor %}
+{% if kept is not none %}
+published as (
     select
-        coalesce(counted.admitted_month, kept.admitted_month) as admitted_month,
-        coalesce(counted.icd10_chapter, kept.icd10_chapter) as icd10_chapter,
-        coalesce(counted.department_id, kept.department_id) as department_id,
-        coalesce(counted.live_count, 0) as live_count,
-        coalesce(counted.live_cost, 0) as live_cost,
-        coalesce(counted.erased_count, 0) {% if consumed >= 0 %}+ coalesce(kept.erased_encounter_count, 0){% endif %} as erased_count,
-        coalesce(counted.erased_cost, 0) {% if consumed >= 0 %}+ coalesce(kept.erased_total_cost, 0){% endif %} as erased_cost
-    from counted
-    full outer join {{ this }} as kept
-        on
-            counted.admitted_month = kept.admitted_month
-            and counted.icd10_chapter = kept.icd10_chapter
-            and counted.department_id = kept.department_id
+        {%- for column in cell %}
+        kept.{{ column }},
+        {%- endfor %}
+        {%- for measure in ['encounter_count', 'total_cost', 'subject_count'] %}
+        {%- if counted %}
+        kept.{{ measure }} + coalesce(now.{{ measure }}, 0) - coalesce(before.{{ measure }}, 0) as {{ measure }}
+        {%- else %}
+        greatest(kept.{{ measure }}, coalesce(now.{{ measure }}, 0)) as {{ measure }}
+        {%- endif %}
+        {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    from {{ kept }} as kept
+    left join now_cells as now
+        on {% for column in cell %}{% if not loop.first %} and {% endif %}now.{{ column }} <=> kept.{{ column }}{% endfor %}
+    {%- if counted %}
+    left join before_cells as before
+        on {% for column in cell %}{% if not loop.first %} and {% endif %}before.{{ column }} <=> kept.{{ column }}{% endfor %}
+    {%- endif %}
 ),
-{% else %}
-merged as (
-    select * from counted
-),
+
 {% endif %}
+fresh as (
+    select now.*
+    from now_cells as now
+    {%- if kept is not none %}
+    left anti join {{ kept }} as kept
+        on {% for column in cell %}{% if not loop.first %} and {% endif %}now.{{ column }} <=> kept.{{ column }}{% endfor %}
+    {%- endif %}
+),
+
+candidates as (
+    select * from fresh
+    {%- if kept is not none %}
+    union all
+    select * from published
+    {%- endif %}
+),
 
 final as (
     select
         admitted_month,
         icd10_chapter,
         department_id,
-        cast(live_count + erased_count as bigint) as encounter_count,
-        cast(live_cost + erased_cost as decimal(22, 2)) as total_cost,
-        cast(erased_count as bigint) as erased_encounter_count,
-        cast(erased_cost as decimal(22, 2)) as erased_total_cost,
-        cast({{ latest }} as bigint) as source_version{{ gdpr_lakehouse.retired_columns(['admitted_month', 'icd10_chapter', 'department_id', 'encounter_count', 'total_cost', 'erased_encounter_count', 'erased_total_cost', 'source_version']) }}  -- noqa: LT02
-    from merged
+        cast(encounter_count as bigint) as encounter_count,
+        cast(total_cost as decimal(22, 2)) as total_cost,
+        cast(subject_count as bigint) as subject_count,
+        cast({{ latest }} as bigint) as source_version{{ gdpr_lakehouse.retired_columns(['admitted_month', 'icd10_chapter', 'department_id', 'encounter_count', 'total_cost', 'subject_count', 'source_version']) }}  -- noqa: LT02
+    from candidates
+    where subject_count >= {{ k }}
 )
 
 select * from final

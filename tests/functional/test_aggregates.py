@@ -1,16 +1,18 @@
-"""Gold's anonymous aggregates stay exact through updates, deletes, late quality and erasure.
+"""Gold's anonymous aggregates: exact, k-anonymous, and blind to erasure.
 
-gold_encounters_monthly counts every clean encounter in silver now, plus the encounters
-an erasure deleted from silver (kept by design: an anonymous aggregate survives
-erasure). The table starts as the previous version of the model left it (an upgrade).
-Hand-made landing events in admission months of 2001 (no other suite uses
-them) drive it through a corrected encounter (counted once, in its new group), a source
-delete (subtracted), an encounter whose patient lands one batch later (counted when it
-passes quality), an erasure (still counted, as erased) and a restore of silver to
-before that erasure (re-erased, not counted twice). After each build the
-aggregate equals a count made here from the events, and the compliance test
-gold_encounters_monthly_equals_recompute passes (it fails while silver has changed
-and gold has not been rebuilt).
+gold_encounters_monthly publishes, per admission month, ICD-10 chapter and department,
+only cells where at least var k_anonymity (5) distinct patients are counted, and keeps
+counting an erased patient's encounters without any version of the table showing the
+erasure. The table starts as the previous version of the model left it (an upgrade).
+Hand-made landing events in admission months of 2001 (no other suite uses them) drive
+it through a cell too small to publish, a corrected encounter (moved to its new group),
+a source delete (subtracted), an encounter whose patient lands one batch later (counted
+when it passes quality, which publishes its cell), an erasure (nothing changes), a
+restore of silver to before that erasure (re-erased, nothing changes) and a source
+delete that takes a cell below k (withdrawn). After each build the aggregate equals a
+count made here from the events, gold_encounters_monthly_covers_silver passes (it fails
+while silver holds a cell of k patients gold has not published), and so does
+retained_aggregates_k_anonymous over every version the table's history holds.
 """
 
 from __future__ import annotations
@@ -82,20 +84,17 @@ def _land(entity: str, name: str, rows: list[dict]) -> None:
 def _gold(spark: SparkSession) -> dict[tuple, tuple]:
     rows = spark.sql(
         "select date_format(admitted_month, 'yyyy-MM') as month, department_id, "
-        "encounter_count, total_cost from gold.encounters_monthly "
-        "where year(admitted_month) = 2001 and encounter_count != 0"
+        "encounter_count, total_cost, subject_count from gold.encounters_monthly "
+        "where year(admitted_month) = 2001"
     ).collect()
     return {
-        (r["month"], r["department_id"]): (r["encounter_count"], float(r["total_cost"]))
+        (r["month"], r["department_id"]): (
+            r["encounter_count"],
+            float(r["total_cost"]),
+            r["subject_count"],
+        )
         for r in rows
     }
-
-
-def _erased(spark: SparkSession) -> int:
-    return spark.sql(
-        "select sum(erased_encounter_count) from gold.encounters_monthly "
-        "where year(admitted_month) = 2001"
-    ).first()[0]
 
 
 def _as_an_older_version_left_it(spark: SparkSession) -> None:
@@ -135,68 +134,81 @@ def t0(dbt: DbtProject, spark: SparkSession) -> datetime:
     return datetime.now(UTC) - timedelta(days=1)
 
 
-def test_anonymous_aggregates_equal_a_recount_through_updates_deletes_and_erasure(
+def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     t0: datetime, dbt: DbtProject, spark: SparkSession
 ) -> None:
     second = timedelta(seconds=1)
-    # an upgrade: the first build recounts the table an older version left
+    # an upgrade: the first build starts over from silver's live cells
     _as_an_older_version_left_it(spark)
-    _land("patients", "1", [_patient(8100001, t0), _patient(8100002, t0)])
+    _land("patients", "1", [_patient(8100000 + n, t0) for n in range(1, 12)])
     _land(
         "encounters",
         "1",
-        [
-            _encounter(1, 8100001, "insert", t0, JANUARY, "CARD", 100.0),
-            _encounter(2, 8100001, "insert", t0, JANUARY, "CARD", 200.0),
-            _encounter(3, 8100002, "insert", t0, JANUARY, "CARD", 400.0),
-            _encounter(4, 8100002, "insert", t0, FEBRUARY, "ONCO", 800.0),
-            # its patient lands in the next batch: quarantined until then
-            _encounter(5, 8100003, "insert", t0, FEBRUARY, "ONCO", 1600.0),
-        ],
+        [_encounter(n, 8100000 + n, "insert", t0, JANUARY, "CARD", 100.0) for n in range(1, 7)]
+        + [_encounter(7, 8100002, "insert", t0, JANUARY, "CARD", 50.0)]
+        # four patients: too few to publish
+        + [_encounter(n, 8100000 + n, "insert", t0, FEBRUARY, "ONCO", 200.0) for n in range(8, 12)]
+        # its patient lands in the next batch: quarantined until then
+        + [_encounter(12, 8100012, "insert", t0, FEBRUARY, "ONCO", 200.0)],
     )
     dbt.invoke(*BUILD)
-    assert _gold(spark) == {("2001-01", "CARD"): (3, 700.0), ("2001-02", "ONCO"): (1, 800.0)}
+    assert _gold(spark) == {("2001-01", "CARD"): (7, 650.0, 6)}
+    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    # the versions the older model wrote published cells of any size, until purged
+    assert not _passes(dbt, "retained_aggregates_k_anonymous")
+    spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = false")
+    spark.sql("vacuum gold.encounters_monthly retain 0 hours")
+    spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = true")
+    assert _passes(dbt, "retained_aggregates_k_anonymous")
 
-    _land("patients", "2", [_patient(8100003, t0 + second)])
+    _land("patients", "2", [_patient(8100012, t0 + second)])
     _land(
         "encounters",
         "2",
         [
-            # corrected: another department and cost; counted once, in its new group
+            # corrected: another department and cost; moved to its own group (one
+            # patient: not published)
             _encounter(1, 8100001, "update", t0 + second, JANUARY, "NEUR", 150.0),
             # deleted at the source: no longer counted
-            _encounter(2, 8100001, "delete", t0 + second, JANUARY, "CARD", 200.0),
+            _encounter(7, 8100002, "delete", t0 + second, JANUARY, "CARD", 50.0),
         ],
     )
-    # silver has the changes, gold not yet: the compliance test sees the difference
+    # silver has the changes, gold not yet: February's cell has five patients now
     dbt.invoke("run", "--select", "+silver_encounters")
-    assert not _passes(dbt, "gold_encounters_monthly_equals_recompute")
+    assert not _passes(dbt, "gold_encounters_monthly_covers_silver")
     dbt.invoke(*GOLD)
-    assert _gold(spark) == {
-        ("2001-01", "CARD"): (1, 400.0),
-        ("2001-01", "NEUR"): (1, 150.0),
-        ("2001-02", "ONCO"): (2, 2400.0),
-    }
-    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
-
-    # an erased patient's encounters leave silver and stay counted, as erased
-    before = spark.sql("describe history silver.encounters limit 1").first()["version"]
-    dbt.operation("gdpr_erase", {"subject_ids": ["P8100002"], "reason": "aggregate suite"})
-    dbt.invoke(*GOLD)
-    counts = {
-        ("2001-01", "CARD"): (1, 400.0),
-        ("2001-01", "NEUR"): (1, 150.0),
-        ("2001-02", "ONCO"): (2, 2400.0),
-    }
+    counts = {("2001-01", "CARD"): (5, 500.0, 5), ("2001-02", "ONCO"): (5, 1000.0, 5)}
     assert _gold(spark) == counts
-    assert _erased(spark) == 2
-    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
+    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+
+    # an erased patient's encounters leave silver and stay counted: no version of the
+    # aggregate shows the erasure
+    before = spark.sql("describe history silver.encounters limit 1").first()["version"]
+    dbt.operation("gdpr_erase", {"subject_ids": ["P8100003"], "reason": "aggregate suite"})
+    assert spark.sql(
+        "select count(*) from silver.encounters where year(admitted_at) = 2001 "
+        "and department_id = 'CARD'"
+    ).first()[0] == 4
+    dbt.invoke(*GOLD)
+    assert _gold(spark) == counts
+    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
     assert _passes(dbt, "gold_clicks_hourly_equals_recompute")
 
-    # silver restored to before the erasure: restore_version erases the patient again,
-    # and that re-erasure is not counted a second time
+    # silver restored to before the erasure: restore_version erases the patient again;
+    # nothing changes here either
     dbt.operation("restore_version", {"model": "silver_encounters", "version": before})
     dbt.invoke(*GOLD)
     assert _gold(spark) == counts
-    assert _erased(spark) == 2
-    assert _passes(dbt, "gold_encounters_monthly_equals_recompute")
+    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+
+    # a source delete takes January below five patients (four live and the erased
+    # one): the cell is withdrawn
+    _land(
+        "encounters",
+        "3",
+        [_encounter(4, 8100004, "delete", t0 + 2 * second, JANUARY, "CARD", 100.0)],
+    )
+    dbt.invoke(*BUILD)
+    assert _gold(spark) == {("2001-02", "ONCO"): (5, 1000.0, 5)}
+    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_k_anonymous")
