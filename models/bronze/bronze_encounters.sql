@@ -11,14 +11,8 @@
     (time travel, the Change Data Feed) is unreadable once the key is destroyed. The
     vault keys every patient an encounter names (subject_feeds); an encounter without
     a patient keeps neither: there is no key to hold them. -#}
-{%- if is_incremental() and execute -%}
-    {%- set held = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
-    {%- if 'diagnosis_code' in held or 'cost' in held -%}
-        {%- do exceptions.raise_compiler_error(this ~ " was built by a version that kept the diagnosis and cost in clear; "
-            ~ "rebuild it from the landing zone with: dbt build --full-refresh --select bronze_encounters+ "
-            ~ "(then python -m python_jobs.purge removes the clear values from its history)") -%}
-    {%- endif -%}
-{%- endif %}
+{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost'],
+    'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (

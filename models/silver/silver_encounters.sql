@@ -12,7 +12,7 @@ final as (
         upper(diagnosis_code) as diagnosis_code,
         substring(upper(diagnosis_code), 1, 3) as diagnosis_category,
         department_id,
-        cast(cost as decimal(12, 2)) as cost_amount,
+        cast(cost_value as decimal(12, 2)) as cost_amount,
         ingested_at
     from checked
 )

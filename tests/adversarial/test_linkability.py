@@ -101,7 +101,9 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
     ).collect()
     clear = {row["diagnosis_code"] for row in sent} | {row["cost"] for row in sent}
     assert clear, "the erased patient sent no encounter"
-    history = spark.sql(f"select * from bronze.encounters version as of {version} where patient_id = '{subject_id}'")
+    history = spark.sql(
+        f"select * from bronze.encounters version as of {version} where patient_id = '{subject_id}'"
+    )
     deleted = spark.sql(
         f"select * from table_changes('bronze.encounters', {version + 1}) "
         f"where patient_id = '{subject_id}' and _change_type = 'delete'"
@@ -111,7 +113,9 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
         assert rows, "the erased patient's encounters are not in that history"
         for row in rows:
             for column, value in row.asDict().items():
-                assert str(value) not in clear, f"{column} of bronze.encounters holds {value!r} in clear"
+                assert str(value) not in clear, (
+                    f"{column} of bronze.encounters holds {value!r} in clear"
+                )
         assert not {"diagnosis_code", "cost"} & set(frame.columns)
     for column in ("diagnosis_code_enc", "cost_enc"):
         opened = spark.sql(

@@ -97,6 +97,14 @@ def _gold(spark: SparkSession) -> dict[tuple, tuple]:
     }
 
 
+def _clicks(spark: SparkSession) -> list[tuple]:
+    rows = spark.sql(
+        "select clicked_hour, device, click_count, subject_count from gold.clicks_hourly"
+    ).collect()
+    assert rows, "no hour and device of k users published"
+    return sorted(tuple(row) for row in rows)
+
+
 def _as_an_older_version_left_it(spark: SparkSession) -> None:
     """gold.encounters_monthly as the version before this one left it: a high-water
     mark column, no erased counts, every count off by one."""
@@ -181,18 +189,37 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     assert _gold(spark) == counts
     assert _passes(dbt, "gold_encounters_monthly_covers_silver")
 
-    # an erased patient's encounters leave silver and stay counted: no version of the
-    # aggregate shows the erasure
+    # an erased patient's encounters leave silver and stay counted, and so do an erased
+    # user's clicks: no version of either aggregate shows the erasure
+    user, pseudonym = spark.sql(
+        "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
+        "inner join silver.clicks as clicks on clicks.user_pseudonym = vault.subject_pseudonym "
+        "inner join gold.clicks_hourly as hourly on hourly.clicked_hour = date_trunc('hour', clicks.clicked_at) "
+        "and hourly.device = coalesce(clicks.device, 'unknown') "
+        "order by vault.subject_id limit 1"
+    ).first()
+    hourly = _clicks(spark)
     before = spark.sql("describe history silver.encounters limit 1").first()["version"]
-    dbt.operation("gdpr_erase", {"subject_ids": ["P8100003"], "reason": "aggregate suite"})
-    assert spark.sql(
-        "select count(*) from silver.encounters where year(admitted_at) = 2001 "
-        "and department_id = 'CARD'"
-    ).first()[0] == 4
+    dbt.operation("gdpr_erase", {"subject_ids": ["P8100003", user], "reason": "aggregate suite"})
+    assert (
+        spark.sql(
+            "select count(*) from silver.encounters where year(admitted_at) = 2001 "
+            "and department_id = 'CARD'"
+        ).first()[0]
+        == 4
+    )
+    assert (
+        spark.sql(
+            f"select count(*) from silver.clicks where user_pseudonym = '{pseudonym}'"
+        ).first()[0]
+        == 0
+    )
     dbt.invoke(*GOLD)
     assert _gold(spark) == counts
+    assert _clicks(spark) == hourly
     assert _passes(dbt, "gold_encounters_monthly_covers_silver")
-    assert _passes(dbt, "gold_clicks_hourly_equals_recompute")
+    assert _passes(dbt, "gold_clicks_hourly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_k_anonymous")
 
     # silver restored to before the erasure: restore_version erases the patient again;
     # nothing changes here either

@@ -126,42 +126,6 @@ def test_change_feed_reach_after_a_vacuum(jinja: Jinja) -> None:
     assert int(jinja.compile_inline(sql)) == 0
 
 
-def test_anonymous_aggregates_count_each_erasure_once_and_name_those_vacuumed(
-    jinja: Jinja,
-) -> None:
-    """gold's anonymous aggregates read the rows gdpr_erase deleted (purpose erase),
-    not a restore's re-erasure, only in versions they have not consumed; an erasure
-    whose change files a zero-hour VACUUM deleted is reported lost, not read."""
-    history = HISTORY.replace(
-        "'tag': {}",
-        "'tag': {'purpose': tags[version]} if version in tags else {}",
-    ).replace(
-        "{%- set history = [] -%}",
-        "{%- set history = [] -%}{%- set tags = {1: 'erase', 2: 'build', 4: 'reapply_erasure', 5: 'erase', 7: 'erase'} -%}",
-    )
-    rows = (
-        "[(0, 0, 'WRITE', {}, ''), (1, 1, 'MERGE', {}, ''), (2, 2, 'MERGE', {}, ''),"
-        " (3, 3, 'RESTORE', {}, ''), (4, 4, 'MERGE', {}, ''), (5, 5, 'DELETE', {}, ''),"
-        " (6, 6, 'WRITE', {}, ''), (7, 7, 'MERGE', {}, '')]"
-    )
-    found = "{{ gdpr_lakehouse._erasure_versions(history, CONSUMED, 7) }}"
-    sql = history.replace("ROWS", rows) + found
-    assert jinja.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
-        "{'readable': [1, 5, 7], 'lost': []}"
-    )
-    assert jinja.compile_inline(sql.replace("CONSUMED", "5")).strip() == (
-        "{'readable': [7], 'lost': []}"
-    )
-    vacuumed = rows.replace(
-        "(6, 6, 'WRITE', {}, '')",
-        "(6, 6, 'VACUUM START', {}, '{specifiedRetentionMillis: 0}')",
-    )
-    sql = history.replace("ROWS", vacuumed) + found
-    assert jinja.compile_inline(sql.replace("CONSUMED", "-1")).strip() == (
-        "{'readable': [7], 'lost': [1, 5]}"
-    )
-
-
 def _floor(jinja: Jinja, rows: str, hours: float, now_minute: int) -> str:
     sql = (
         HISTORY.replace("ROWS", rows)

@@ -11,7 +11,7 @@ encounters as (
     select
         bronze.*,
         {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key') }} as diagnosis_code,
-        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost
+        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value
     from {{ ref('bronze_encounters') }} as bronze
     left join vault on bronze.patient_id = vault.subject_id
 ),
@@ -33,7 +33,7 @@ checked as (
             when encounters.admitted_at is null then 'missing admission time'
             when encounters.diagnosis_code is null or not encounters.diagnosis_code rlike '^[A-Z][0-9]{2}([.][0-9A-Z]{1,4})?$' then 'invalid ICD-10 code'
             when departments.department_id is null then 'unknown department'
-            when encounters.cost is null or encounters.cost < 0 then 'invalid cost'
+            when encounters.cost_value is null or encounters.cost_value < 0 then 'invalid cost'
         end as quality_issue
     from encounters
     left join patients on encounters.patient_id = patients.patient_id
