@@ -239,20 +239,37 @@ def test_silver_is_pseudonymous_and_quarantine_loses_nothing(
 
 
 def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> None:
-    monthly, erased = spark.sql(
-        "select sum(encounter_count), sum(erased_encounter_count) from gold.encounters_monthly"
-    ).first()
-    silver_encounters = spark.table("silver.encounters").count()
-    # Exact: silver's encounters now plus those erasures deleted. The encounters of
-    # patients batch 2 deleted at the source (quarantined as 'unknown patient') are
-    # not counted: a source delete is subtracted, an erasure is not.
+    # k-anonymous and exact: a cell is published where silver has at least 5 (var
+    # k_anonymity) patients, with silver's counts (nobody is erased yet). The encounters
+    # of patients batch 2 deleted at the source (quarantined as 'unknown patient') were
+    # counted after batch 1 and are subtracted: a source delete is, an erasure is not.
     of_deleted_patients = spark.sql(
         "select count(*) from silver.quarantine q join bronze.encounters e "
         "on q.record_id = e.encounter_id where q.quality_issue = 'unknown patient' "
         "and e.patient_id in (select patient_id from landing.patients where _op = 'delete')"
     ).first()[0]
     assert of_deleted_patients > 0
-    assert monthly == silver_encounters + erased
+    assert spark.sql("select count(*) from privacy.erasure_requests").first()[0] == 0
+    cells = (
+        "select date_trunc('month', e.admitted_at) as admitted_month, "
+        "coalesce(c.chapter, 'unknown') as icd10_chapter, e.department_id, "
+        "count(*) as encounter_count, sum(e.cost_amount) as total_cost, "
+        "count(distinct e.patient_pseudonym) as subject_count "
+        "from silver.encounters e left join reference.icd10_chapters c "
+        "on e.diagnosis_category between c.first_category and c.last_category group by 1, 2, 3"
+    )
+    expected = sorted(
+        tuple(r) for r in spark.sql(f"select * from ({cells}) where subject_count >= 5").collect()
+    )
+    published = sorted(
+        tuple(r)
+        for r in spark.sql(
+            "select admitted_month, icd10_chapter, department_id, encounter_count, total_cost, "
+            "subject_count from gold.encounters_monthly"
+        ).collect()
+    )
+    assert published and published == expected
+    assert spark.sql(f"select count(*) from ({cells}) where subject_count < 5").first()[0] > 0
     summary = spark.table("gold.patient_summary").count()
     assert summary == spark.table("silver.patients").count()
     segments = {
