@@ -12,14 +12,6 @@
     Anonymous clicks per hour and device (the guide's clicks_hourly), kept through
     erasure as gold_encounters_monthly is: k-anonymous and blind to erasure (macro
     k_anonymous_aggregate: an hour and device appear once var k_anonymity users are
-    counted in them; an erasure changes no version). Never rebuilt by --full-refresh.
+    counted in them; an erasure changes no version). Never rebuilt by --full-refresh. What it counts: macro demo_retained_aggregate.
 -#}
-{{ gdpr_lakehouse.k_anonymous_aggregate(
-    upstream=ref('silver_clicks'),
-    subject='user_pseudonym',
-    cells=[
-        ['clicked_hour', "date_trunc('hour', rows.clicked_at)"],
-        ['device', "coalesce(rows.device, 'unknown')"],
-    ],
-    measures=[['click_count', 'count(*)', 'bigint']],
-) }}
+{{ gdpr_lakehouse.k_anonymous_aggregate(**gdpr_lakehouse.demo_retained_aggregate('gold_clicks_hourly')) }}

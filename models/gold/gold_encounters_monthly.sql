@@ -13,20 +13,6 @@
     right-to-be-forgotten guide's "anonymous aggregates"), per admission month, ICD-10
     chapter and department, published k-anonymously and blind to erasure (macro
     k_anonymous_aggregate: a cell appears once var k_anonymity patients are counted in
-    it; an erasure changes no version). Never rebuilt by --full-refresh.
+    it; an erasure changes no version). Never rebuilt by --full-refresh. What it counts: macro demo_retained_aggregate.
 -#}
-{{ gdpr_lakehouse.k_anonymous_aggregate(
-    upstream=ref('silver_encounters'),
-    subject='patient_pseudonym',
-    cells=[
-        ['admitted_month', "date_trunc('month', rows.admitted_at)"],
-        ['icd10_chapter', "coalesce(chapters.chapter, 'unknown')"],
-        ['department_id', 'rows.department_id'],
-    ],
-    measures=[
-        ['encounter_count', 'count(*)', 'bigint'],
-        ['total_cost', 'sum(rows.cost_amount)', 'decimal(22, 2)'],
-    ],
-    joins='left join ' ~ ref('icd10_chapters') ~ ' as chapters'
-        ~ ' on rows.diagnosis_category between chapters.first_category and chapters.last_category',
-) }}
+{{ gdpr_lakehouse.k_anonymous_aggregate(**gdpr_lakehouse.demo_retained_aggregate('gold_encounters_monthly')) }}

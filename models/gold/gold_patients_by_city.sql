@@ -14,12 +14,6 @@
     var k_anonymity patients are counted in it; an erasure changes no version). It was
     maintained from bronze_patients' Change Data Feed before, where an erasure's
     deletes showed as "-1 in city X" at the erasure's build. Never rebuilt by
-    --full-refresh.
+    --full-refresh. What it counts: macro demo_retained_aggregate.
 -#}
-{{ gdpr_lakehouse.k_anonymous_aggregate(
-    upstream=ref('bronze_patients'),
-    subject='patient_id',
-    subject_kind='id',
-    cells=[['city', "coalesce(rows.city, 'unknown')"]],
-    measures=[['patient_count', 'count(*)', 'bigint']],
-) }}
+{{ gdpr_lakehouse.k_anonymous_aggregate(**gdpr_lakehouse.demo_retained_aggregate('gold_patients_by_city')) }}

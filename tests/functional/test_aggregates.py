@@ -10,7 +10,7 @@ a source delete (subtracted), an encounter whose patient lands one batch later (
 when it passes quality, which publishes its cell), an erasure (nothing changes), a
 restore of silver to before that erasure (re-erased, nothing changes) and a source
 delete that takes a cell below k (withdrawn). After each build the aggregate equals a
-count made here from the events, gold_encounters_monthly_covers_silver passes (it fails
+count made here from the events, retained_aggregates_cover_their_upstream passes (it fails
 while silver holds a cell of k patients gold has not published), and so does
 retained_aggregates_k_anonymous over every version the table's history holds.
 """
@@ -39,10 +39,16 @@ BASELINE = (
     "delta.logRetentionDuration",
     "delta.deletedFileRetentionDuration",
 )
-BUILD = ("run", "--select", "+gold_encounters_monthly", "+gold_clicks_hourly")
+BUILD = (
+    "run",
+    "--select",
+    "+gold_encounters_monthly",
+    "+gold_clicks_hourly",
+    "+gold_patients_by_city",
+)
 # once nothing new has landed, what an erasure or a restore asks for (the compliance
 # tests' meta.fix): the aggregates alone, as a user catches them up
-GOLD = ("run", "--select", "gold_encounters_monthly", "gold_clicks_hourly")
+GOLD = ("run", "--select", "gold_encounters_monthly", "gold_clicks_hourly", "gold_patients_by_city")
 
 
 def _patient(number: int, ts: datetime) -> dict:
@@ -105,6 +111,14 @@ def _clicks(spark: SparkSession) -> list[tuple]:
     return sorted(tuple(row) for row in rows)
 
 
+def _cities(spark: SparkSession) -> list[tuple]:
+    rows = spark.sql(
+        "select city, patient_count, subject_count from gold.patients_by_city"
+    ).collect()
+    assert rows, "no city of k patients published"
+    return sorted(tuple(row) for row in rows)
+
+
 def _as_an_older_version_left_it(spark: SparkSession) -> None:
     """gold.encounters_monthly as the version before this one left it: a high-water
     mark column, no erased counts, every count off by one."""
@@ -161,7 +175,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     )
     dbt.invoke(*BUILD)
     assert _gold(spark) == {("2001-01", "CARD"): (7, 650.0, 6)}
-    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_cover_their_upstream")
     # the versions the older model wrote published cells of any size, until purged
     assert not _passes(dbt, "retained_aggregates_k_anonymous")
     spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = false")
@@ -183,11 +197,11 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     )
     # silver has the changes, gold not yet: February's cell has five patients now
     dbt.invoke("run", "--select", "+silver_encounters")
-    assert not _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert not _passes(dbt, "retained_aggregates_cover_their_upstream")
     dbt.invoke(*GOLD)
     counts = {("2001-01", "CARD"): (5, 500.0, 5), ("2001-02", "ONCO"): (5, 1000.0, 5)}
     assert _gold(spark) == counts
-    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_cover_their_upstream")
 
     # an erased patient's encounters leave silver and stay counted, and so do an erased
     # user's clicks: no version of either aggregate shows the erasure
@@ -199,6 +213,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
         "order by vault.subject_id limit 1"
     ).first()
     hourly = _clicks(spark)
+    cities = _cities(spark)
     before = spark.sql("describe history silver.encounters limit 1").first()["version"]
     dbt.operation("gdpr_erase", {"subject_ids": ["P8100003", user], "reason": "aggregate suite"})
     assert (
@@ -217,8 +232,8 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     dbt.invoke(*GOLD)
     assert _gold(spark) == counts
     assert _clicks(spark) == hourly
-    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
-    assert _passes(dbt, "gold_clicks_hourly_covers_silver")
+    assert _cities(spark) == cities  # no "-1 in city X"
+    assert _passes(dbt, "retained_aggregates_cover_their_upstream")
     assert _passes(dbt, "retained_aggregates_k_anonymous")
 
     # silver restored to before the erasure: restore_version erases the patient again;
@@ -226,7 +241,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     dbt.operation("restore_version", {"model": "silver_encounters", "version": before})
     dbt.invoke(*GOLD)
     assert _gold(spark) == counts
-    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_cover_their_upstream")
 
     # a source delete takes January below five patients (four live and the erased
     # one): the cell is withdrawn
@@ -237,5 +252,5 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     )
     dbt.invoke(*BUILD)
     assert _gold(spark) == {("2001-02", "ONCO"): (5, 1000.0, 5)}
-    assert _passes(dbt, "gold_encounters_monthly_covers_silver")
+    assert _passes(dbt, "retained_aggregates_cover_their_upstream")
     assert _passes(dbt, "retained_aggregates_k_anonymous")
