@@ -10,7 +10,8 @@
 
     upstream is read as `rows` (joins: more of the FROM clause, e.g. a seed to map a
     code to its chapter); subject is its column naming the data subject, by the
-    vault's pseudonym (subject_kind pseudonym, the default) or by the source id (id).
+    vault's pseudonym (subject_kind pseudonym, the default: matched to the tombstones'
+    pseudonym_hash) or by the source id (id: their subject_hash).
     The table gets the cells, the measures, subject_count (distinct subjects) and
     source_version (the upstream version counted).
 
@@ -20,8 +21,9 @@
       meta.privacy.k_anonymity: subject_count).
     - An erasure changes nothing: each run adds to every published cell what the
       upstream gained or lost since the version last counted: the upstream now minus
-      the upstream then, both counted only over subjects whose key is in the vault now
-      (one version of it). An erased subject is in neither count, so what they
+      the upstream then, both counted only over subjects not tombstoned (one version
+      of the tombstones, read after the upstream's: gdpr_erase tombstones a subject
+      before it deletes a row). An erased subject is in neither count, so what they
       contributed stays counted and the table is written the same; it keeps no erased
       split that would show which cell an erased person was in.
     - When the version last counted can no longer be read (a VACUUM after a purge
@@ -39,10 +41,14 @@
         {%- do exceptions.raise_compiler_error("k_anonymous_aggregate: subject_kind is " ~ (subject_kind | string)[:40]
             ~ "; it must be pseudonym (the subject column holds the vault's subject_pseudonym) or id (its subject_id)") -%}
     {%- endif -%}
-    {%- set vault_column = 'subject_pseudonym' if subject_kind == 'pseudonym' else 'subject_id' -%}
+    {%- set hash_column = 'pseudonym_hash' if subject_kind == 'pseudonym' else 'subject_hash' -%}
     {%- set k = gdpr_lakehouse.k_anonymity() -%}
+    {#- the upstream's version first, the tombstones' after: gdpr_erase tombstones a
+        subject before it deletes a row, so every erasure the upstream version shows
+        is in the tombstones read next -#}
     {%- set latest = [gdpr_lakehouse.latest_delta_version(upstream) | int, 0] | max -%}
-    {%- set vault = ref('privacy_subject_keys') -%}
+    {%- set tombstones = ref('privacy_erasure_tombstones') -%}
+    {%- set tombstones_version = [gdpr_lakehouse.latest_delta_version(tombstones) | int, 0] | max -%}
     {%- set kept = none -%}
     {%- if is_incremental() and execute and 'subject_count' in (adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list) -%}
         {%- set kept = this -%}
@@ -59,10 +65,11 @@
     {%- set same_cell -%}
         {%- for name in names %}{% if not loop.first %} and {% endif %}{{ '{side}.' ~ name ~ ' <=> kept.' ~ name }}{% endfor -%}
     {%- endset %}
-with keys as (
-    -- one version of the vault for both counts
-    select {{ vault_column }} as subject_key
-    from {{ vault }} version as of {{ [gdpr_lakehouse.latest_delta_version(vault) | int, 0] | max }}  -- noqa: AL01,AL05,RF04
+with erased as (
+    -- one version of the tombstones for both counts
+    select {{ hash_column }} as subject_hash
+    from {{ tombstones }} version as of {{ tombstones_version }}  -- noqa: AL01,AL05,RF04
+    where {{ hash_column }} is not null
 ),
 {% for side, version in [('now', latest)] + ([('before', consumed)] if counted else []) %}
 {{ side }}_cells as (
@@ -76,8 +83,9 @@ with keys as (
         count(distinct rows.{{ subject }}) as subject_count
     from (select * from {{ upstream }} version as of {{ version }}) as rows  -- noqa: AL01,AL05,RF04
     {{ joins }}
-    -- subjects whose key is in the vault: an erased one is in neither count
-    where rows.{{ subject }} in (select keys.subject_key from keys)
+    -- an erased subject is in neither count
+    left anti join erased
+        on erased.subject_hash = {{ gdpr_lakehouse.tombstone_hash('rows.' ~ subject) }}
     group by {% for name in names %}{{ loop.index }}{% if not loop.last %}, {% endif %}{% endfor %}
 ),
 {% endfor %}
