@@ -17,6 +17,7 @@ retained_aggregates_k_anonymous over every version the table's history holds.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
@@ -215,7 +216,30 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     hourly = _clicks(spark)
     cities = _cities(spark)
     before = spark.sql("describe history silver.encounters limit 1").first()["version"]
-    dbt.operation("gdpr_erase", {"subject_ids": ["P8100003", user], "reason": "aggregate suite"})
+    # a build while the erasure is under way (its rows gone from silver and bronze, the
+    # keys not yet shredded) shows nothing either: the aggregates count over subjects
+    # without a tombstone, written before any row goes
+    dbt.operation(
+        "request_erasure", {"subject_ids": ["P8100003", user], "reason": "aggregate suite"}
+    )
+    success, errors = dbt.invoke_errors(
+        "run-operation",
+        "gdpr_erase",
+        "--vars",
+        json.dumps({"erasure_crash_after": "silver.encounters"}),
+    )
+    assert not success and "crash injected after step silver.encounters" in errors, errors
+    assert (
+        spark.sql(
+            "select count(*) from privacy.subject_keys where subject_id = 'P8100003'"
+        ).first()[0]
+        == 1
+    )
+    dbt.invoke(*GOLD)
+    assert _gold(spark) == counts
+    assert _clicks(spark) == hourly
+    assert _cities(spark) == cities
+    dbt.operation("gdpr_erase")
     assert (
         spark.sql(
             "select count(*) from silver.encounters where year(admitted_at) = 2001 "
