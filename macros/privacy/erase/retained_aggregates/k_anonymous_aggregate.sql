@@ -24,7 +24,7 @@
       the upstream then, both counted only over subjects not tombstoned (one version
       of the tombstones, read after the upstream's: gdpr_erase tombstones a subject
       before it deletes a row). An erased subject is in neither count, so what they
-      contributed stays counted and the table is written the same; it keeps no erased
+      contributed stays counted and the table is written with the same cells and counts; it keeps no erased
       split that would show which cell an erased person was in.
     - When the version last counted can no longer be read (a VACUUM after a purge
       deleted its files), a published cell takes the greater of each measure it holds
