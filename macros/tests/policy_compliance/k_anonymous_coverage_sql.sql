@@ -29,17 +29,7 @@ select
     end as problem
 from {{ aggregate }} as published
 full outer join (
-    select
-        {%- for name, expression in cells %}
-        {{ expression }} as {{ name }},
-        {%- endfor %}
-        {%- for name, expression, type in measures %}
-        {{ expression }} as {{ name }},
-        {%- endfor %}
-        count(distinct rows.{{ subject }}) as subject_count
-    from {{ upstream }} as rows
-    {{ joins }}
-    group by {% for name in names %}{{ loop.index }}{% if not loop.last %}, {% endif %}{% endfor %}
+    {{ gdpr_lakehouse.k_anonymous_cells(upstream, subject, cells, measures, joins) }}
 ) as recounted
     on {% for name in names %}{% if not loop.first %} and {% endif %}published.{{ name }} <=> recounted.{{ name }}{% endfor %}
 where

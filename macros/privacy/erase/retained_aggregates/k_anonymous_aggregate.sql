@@ -72,21 +72,10 @@ with erased as (
     where {{ hash_column }} is not null
 ),
 {% for side, version in [('now', latest)] + ([('before', consumed)] if counted else []) %}
+{#- an erased subject is in neither count -#}
 {{ side }}_cells as (
-    select
-        {%- for name, expression in cells %}
-        {{ expression }} as {{ name }},
-        {%- endfor %}
-        {%- for name, expression, type in measures %}
-        {{ expression }} as {{ name }},
-        {%- endfor %}
-        count(distinct rows.{{ subject }}) as subject_count
-    from (select * from {{ upstream }} version as of {{ version }}) as rows  -- noqa: AL01,AL05,RF04
-    {{ joins }}
-    -- an erased subject is in neither count
-    left anti join erased
-        on erased.subject_hash = {{ gdpr_lakehouse.tombstone_hash('rows.' ~ subject) }}
-    group by {% for name in names %}{{ loop.index }}{% if not loop.last %}, {% endif %}{% endfor %}
+    {{ gdpr_lakehouse.k_anonymous_cells('(select * from ' ~ upstream ~ ' version as of ' ~ version ~ ')', subject, cells, measures, joins,
+        'left anti join erased on erased.subject_hash = ' ~ gdpr_lakehouse.tombstone_hash('rows.' ~ subject)) }}
 ),
 {% endfor %}
 {%- if kept is not none %}
