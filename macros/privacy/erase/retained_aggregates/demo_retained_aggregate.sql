@@ -4,11 +4,11 @@
     names them; demo_retained_aggregate(name) is the spec (upstream, subject,
     subject_kind, cells, measures, joins). Only the named spec's refs are resolved, so
     a model depends on its own upstream alone. -#}
-{% macro demo_retained_aggregates() -%}
-    {{ return(['gold_encounters_monthly', 'gold_clicks_hourly', 'gold_patients_by_city'] if gdpr_lakehouse.demo_enabled() else []) }}
+{% macro demo_retained_aggregate(name) -%}
+    {{ return(adapter.dispatch('demo_retained_aggregate', 'gdpr_lakehouse')(name)) }}
 {%- endmacro %}
 
-{% macro demo_retained_aggregate(name) -%}
+{% macro spark__demo_retained_aggregate(name) -%}
     {%- if name == 'gold_encounters_monthly' -%}
         {{ return({
             'upstream': ref('silver_encounters'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
