@@ -3,8 +3,19 @@ with patients as (
     select * from {{ ref('silver_patients') }}
 ),
 
+vault as (
+    select * from {{ ref('privacy_data_keys') }}
+),
+
+-- silver keeps the cost encrypted under the patient's key: decrypted here, in the query
 encounters as (
-    select * from {{ ref('silver_encounters') }}
+    select
+        encounters.patient_pseudonym,
+        encounters.department_id,
+        encounters.admitted_at,
+        cast({{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.cost_enc', 'vault.data_key', 'gold_patient_summary.total_cost') }} as decimal(12, 2)) as cost_amount
+    from {{ ref('silver_encounters') }} as encounters
+    left join vault on encounters.patient_pseudonym = vault.subject_pseudonym
 ),
 
 per_patient as (

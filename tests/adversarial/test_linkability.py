@@ -23,6 +23,7 @@ Guarantees held here:
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -80,50 +81,71 @@ def test_no_control_table_maps_the_erased_id_to_its_pseudonym(
         assert found == 0, f"{table} maps the erased subject to its pseudonym"
 
 
+# Where each layer keeps an encounter's health data (GDPR Art. 9), encrypted under the
+# patient's key: (relation, the column naming the patient, its ciphertext columns).
+HEALTH = {
+    "bronze.encounters": ("patient_id", ("diagnosis_code_enc", "cost_enc")),
+    "silver.encounters": (
+        "patient_pseudonym",
+        ("diagnosis_code_enc", "diagnosis_category_enc", "cost_enc"),
+    ),
+}
+
+
+@pytest.mark.parametrize("relation", sorted(HEALTH))
 def test_history_keeps_no_readable_health_data_of_the_erased(
-    erased: tuple[str, str], spark: SparkSession
+    erased: tuple[str, str], spark: SparkSession, relation: str
 ) -> None:
-    """Attack: time-travel bronze.encounters to the version before the erasure and
-    read the erased patient's encounters (or their delete pre-images in the Change
-    Data Feed). Guarantee, before any purge: every special-category value there
-    (diagnosis, cost) is ciphertext under the patient's key, which is gone: none reads
-    as the value the hospital sent, none opens with a key left in the vault."""
-    subject_id, _ = erased
+    """Attack: time-travel bronze.encounters (or silver.encounters) to the version
+    before the erasure and read the erased patient's encounters (or their delete
+    pre-images in the Change Data Feed). Guarantee, before any purge: every
+    special-category value there (diagnosis, its ICD-10 category, cost) is ciphertext
+    under the patient's key, which is gone: none reads as the value the hospital sent,
+    none opens with a key left in the vault."""
+    subject_id, pseudonym = erased
+    subject, ciphers = HEALTH[relation]
+    who = subject_id if subject == "patient_id" else pseudonym
     version = spark.sql(
         "select min(version_before) from privacy.erasure_evidence as evidence "
         "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
-        f"where requests.subject_id = '{subject_id}' and evidence.relation = 'bronze.encounters'"
+        f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
     ).first()[0]
-    assert version is not None, "no erasure evidence for bronze.encounters"
+    assert version is not None, f"no erasure evidence for {relation}"
     sent = spark.sql(
-        "select diagnosis_code, cast(cost as string) as cost from landing.encounters "
+        "select upper(diagnosis_code) as code, cost from landing.encounters "
         f"where patient_id = '{subject_id}'"
     ).collect()
-    clear = {row["diagnosis_code"] for row in sent} | {row["cost"] for row in sent}
-    assert clear, "the erased patient sent no encounter"
+    codes = {row["code"] for row in sent} | {row["code"][:3] for row in sent}
+    costs = {round(float(row["cost"]), 2) for row in sent}
+    assert codes, "the erased patient sent no encounter"
     history = spark.sql(
-        f"select * from bronze.encounters version as of {version} where patient_id = '{subject_id}'"
+        f"select * from {relation} version as of {version} where {subject} = '{who}'"
     )
     deleted = spark.sql(
-        f"select * from table_changes('bronze.encounters', {version + 1}) "
-        f"where patient_id = '{subject_id}' and _change_type = 'delete'"
+        f"select * from table_changes('{relation}', {version + 1}) "
+        f"where {subject} = '{who}' and _change_type = 'delete'"
     )
     for frame in (history, deleted):
         rows = frame.collect()
-        assert rows, "the erased patient's encounters are not in that history"
+        assert rows, f"the erased patient's encounters are not in the history of {relation}"
         for row in rows:
             for column, value in row.asDict().items():
-                assert str(value) not in clear, (
-                    f"{column} of bronze.encounters holds {value!r} in clear"
+                assert str(value).upper() not in codes, (
+                    f"{column} of {relation} holds {value!r} in clear"
                 )
-        assert not {"diagnosis_code", "cost"} & set(frame.columns)
-    for column in ("diagnosis_code_enc", "cost_enc"):
+                if isinstance(value, float | Decimal):
+                    assert round(float(value), 2) not in costs, (
+                        f"{column} of {relation} holds the cost {value!r} in clear"
+                    )
+        clear = {"diagnosis_code", "diagnosis_category", "cost", "cost_amount"}
+        assert not clear & set(frame.columns), f"{relation} keeps {clear & set(frame.columns)}"
+    for column in ciphers:
         opened = spark.sql(
-            f"select count(*) from (select `{column}` as cipher from bronze.encounters version as of {version} "
-            f"where patient_id = '{subject_id}') as old cross join privacy.subject_keys as vault "
+            f"select count(*) from (select `{column}` as cipher from {relation} version as of {version} "
+            f"where {subject} = '{who}') as old cross join privacy.subject_keys as vault "
             "where try_aes_decrypt(old.cipher, vault.data_key, 'GCM') is not null"
         ).first()[0]
-        assert opened == 0, f"{column} opens with a key left in the vault"
+        assert opened == 0, f"{column} of {relation} opens with a key left in the vault"
 
 
 def test_the_tombstones_never_held_the_pseudonym_in_any_file(

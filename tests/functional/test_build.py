@@ -19,6 +19,7 @@ from dbt_common.invocation import get_invocation_id
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
+from python_jobs.macros import Macros
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 from tests.dbt_harness import BASELINE, ROOT, DbtProject
 
@@ -238,6 +239,33 @@ def test_silver_is_pseudonymous_and_quarantine_loses_nothing(
     assert leaked == 0
 
 
+def test_a_model_stops_on_health_data_it_cannot_open(spark: SparkSession) -> None:
+    """The gold models decrypt silver's diagnosis and cost with decrypt_pii_or_fail:
+    a ciphertext whose key is missing from the vault (or wrong) stops the query
+    instead of counting as NULL (a lost key must not shrink a published total)."""
+    key, other = os.urandom(32).hex(), os.urandom(32).hex()
+    opened = Macros({}).decrypt_pii_or_fail("c", "k", "gold_x.total_cost")
+
+    def read(cipher_key: str, key_sql: str) -> object:
+        return spark.sql(
+            f"select {opened} as v from (select aes_encrypt(encode('12.50', 'utf-8'), "
+            f"unhex('{cipher_key}'), 'GCM') as c, {key_sql} as k)"
+        ).first()[0]
+
+    assert read(key, f"unhex('{key}')") == "12.50"
+    assert (
+        spark.sql(
+            f"select {opened} from (select cast(null as binary) as c, cast(null as binary) as k)"
+        ).first()[0]
+        is None
+    )
+    for key_sql in ("cast(null as binary)", f"unhex('{other}')"):
+        with pytest.raises(Exception, match=r"gold_x\.total_cost: the key of a subject not erased"):
+            read(key, key_sql)
+    with pytest.raises(Macros.CompilerError, match="it must be a plain name"):
+        Macros({}).decrypt_pii_or_fail("c", "k", "x'); drop table y; --")
+
+
 def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> None:
     # k-anonymous and exact: a cell is published where silver has at least 5 (var
     # k_anonymity) patients, with silver's counts (nobody is erased yet). The encounters
@@ -253,10 +281,24 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     cells = (
         "select date_trunc('month', e.admitted_at) as admitted_month, "
         "coalesce(c.chapter, 'unknown') as icd10_chapter, e.department_id, "
-        "count(*) as encounter_count, sum(e.cost_amount) as total_cost, "
-        "count(distinct e.patient_pseudonym) as subject_count "
-        "from silver.encounters e left join reference.icd10_chapters c "
-        "on e.diagnosis_category between c.first_category and c.last_category group by 1, 2, 3"
+        "count(*) as encounter_count, "
+        "sum(cast(cast(aes_decrypt(e.cost_enc, k.data_key, 'GCM') as string) as decimal(12, 2))) "
+        "as total_cost, count(distinct e.patient_pseudonym) as subject_count "
+        "from silver.encounters e join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
+        "left join reference.icd10_chapters c "
+        "on cast(aes_decrypt(e.diagnosis_category_enc, k.data_key, 'GCM') as string) "
+        "between c.first_category and c.last_category group by 1, 2, 3"
+    )
+    # silver holds the health data only encrypted, every row under a key in the vault
+    assert not {"diagnosis_code", "diagnosis_category", "cost_amount"} & set(
+        spark.table("silver.encounters").columns
+    )
+    assert (
+        spark.sql(
+            "select count(*) from silver.encounters e left anti join privacy.subject_keys k "
+            "on k.subject_pseudonym = e.patient_pseudonym"
+        ).first()[0]
+        == 0
     )
     expected = sorted(
         tuple(r) for r in spark.sql(f"select * from ({cells}) where subject_count >= 5").collect()

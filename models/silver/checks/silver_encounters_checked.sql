@@ -2,7 +2,8 @@
 {{ config(materialized='ephemeral') }}
 
 {#- The diagnosis and the cost are decrypted here, in the query, with the patient's
-    key; silver_encounters keeps them (bronze holds them only encrypted). -#}
+    key, to be checked; silver_encounters encrypts them again under the same key
+    (patient_data_key, which this ephemeral model never stores). -#}
 with vault as (
     select * from {{ ref('privacy_data_keys') }}
 ),
@@ -11,7 +12,8 @@ encounters as (
     select
         bronze.*,
         {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key') }} as diagnosis_code,
-        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value
+        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value,
+        vault.data_key as patient_data_key
     from {{ ref('bronze_encounters') }} as bronze
     left join vault on bronze.patient_id = vault.subject_id
 ),

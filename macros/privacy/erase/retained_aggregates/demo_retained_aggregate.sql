@@ -10,6 +10,11 @@
 
 {% macro spark__demo_retained_aggregate(name) -%}
     {%- if name == 'gold_encounters_monthly' -%}
+        {#- silver keeps the category and the cost encrypted under the patient's key:
+            decrypted in the query, only for subjects not erased (the vault is joined
+            after k_anonymous_aggregate leaves them out) -#}
+        {%- set category = gdpr_lakehouse.decrypt_pii_or_fail('rows.diagnosis_category_enc', 'vault.data_key', 'gold_encounters_monthly.icd10_chapter') -%}
+        {%- set cost = gdpr_lakehouse.decrypt_pii_or_fail('rows.cost_enc', 'vault.data_key', 'gold_encounters_monthly.total_cost') -%}
         {{ return({
             'upstream': ref('silver_encounters'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [
@@ -17,9 +22,11 @@
                 ['icd10_chapter', "coalesce(chapters.chapter, 'unknown')"],
                 ['department_id', 'rows.department_id'],
             ],
-            'measures': [['encounter_count', 'count(*)', 'bigint'], ['total_cost', 'sum(rows.cost_amount)', 'decimal(22, 2)']],
-            'joins': 'left join ' ~ ref('icd10_chapters') ~ ' as chapters'
-                ~ ' on rows.diagnosis_category between chapters.first_category and chapters.last_category',
+            'measures': [['encounter_count', 'count(*)', 'bigint'],
+                         ['total_cost', 'sum(cast(' ~ cost ~ ' as decimal(12, 2)))', 'decimal(22, 2)']],
+            'joins': 'left join ' ~ ref('privacy_data_keys') ~ ' as vault on rows.patient_pseudonym = vault.subject_pseudonym'
+                ~ ' left join ' ~ ref('icd10_chapters') ~ ' as chapters'
+                ~ ' on ' ~ category ~ ' between chapters.first_category and chapters.last_category',
         }) }}
     {%- elif name == 'gold_clicks_hourly' -%}
         {{ return({
