@@ -15,7 +15,7 @@
     ignored (macro cdc_latest_events); a newer one applies. Kept until the subject is
     erased (the erasure plan deletes a subject's markers; an erased subject is never
     ingested again, by its tombstone). Orders are kept anonymized: their markers lose
-    the user, not the order.
+    the user, and are keyed by the order's anonymous id (macro kept_record_key).
 -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() %}
 
@@ -24,7 +24,11 @@ with
 {{ entity.name }}_deletes as (
     select
         '{{ entity.name }}' as entity,
+        {% if entity.anonymize -%}
+        {{ gdpr_lakehouse.kept_record_key('events.' ~ entity.key, 'events.' ~ entity.subject) }} as record_key,
+        {%- else -%}
         cast(events.{{ entity.key }} as string) as record_key,
+        {%- endif %}
         {% if entity.anonymize -%}
         {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
         {%- else -%}

@@ -17,7 +17,8 @@
     vault has since keyed, its file read again) leaves. So it lists what is not
     applied now. No personal data: where the event is (file, row), its record
     key and subject id, its source time and the reason (the rule it breaks). Events of erased subjects are
-    not listed (orders: listed without the user, as bronze keeps them anonymized).
+    not listed (orders: listed without the user and under their anonymous id, as
+    bronze keeps them anonymized).
     Stale events (older than the key's state) are applied by being ignored: not here.
 -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
@@ -32,7 +33,11 @@ with vault as (
         '{{ entity.name }}' as entity,
         events.event_file as source_file,
         events.event_row as source_row,
+        {% if entity.anonymize -%}
+        {{ gdpr_lakehouse.kept_record_key('events.' ~ entity.key, 'events.' ~ entity.subject) }} as record_key,
+        {%- else -%}
         cast(events.{{ entity.key }} as string) as record_key,
+        {%- endif %}
         {% if entity.anonymize -%}
         {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
         {%- else -%}

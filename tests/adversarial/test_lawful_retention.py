@@ -6,13 +6,20 @@ bronze.orders from landing and filtered out the erased user's events, so every o
 erasure had kept was gone; later corrections of those orders were dropped too, and the
 landing purge deleted their events although the contract says anonymize.
 
+An anonymized order also kept its source order id, which the web shop links to the
+user: looking the erased user's order ids up in bronze.orders or silver.orders found
+every one of their orders.
+
 Guarantees held here: an anonymized order survives --full-refresh, later events for it
 still apply (and stay anonymous), and the landing purge anonymizes its events instead of
-deleting them, so a rebuild after the purge still has it.
+deleting them, so a rebuild after the purge still has it. A kept order is stored under
+an anonymous id (macro anonymized_record_id: the tombstone key's hash of its source id),
+so the source's order id finds it nowhere.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, timedelta
 from pathlib import Path
 
@@ -22,6 +29,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate, purge
+from python_jobs.macros import Macros
 from python_jobs.project import landing_dir
 from tests.dbt_harness import DbtProject
 
@@ -29,33 +37,70 @@ pytestmark = pytest.mark.functional
 
 
 def _orders(spark: SparkSession, order_ids: list[str]) -> dict[str, tuple]:
-    quoted = ", ".join(f"'{o}'" for o in order_ids)
-    return {
-        row[0]: (row[1], float(row[2]))
+    """The erased user's orders, by their source id: bronze keeps them under the
+    anonymous id the erasure gave them (computed first: Spark fails a scalar subquery
+    inside a join condition)."""
+    quoted = ", ".join(f"('{o}')" for o in order_ids)
+    anonymous = Macros({}).anonymized_record_id("source.order_id", keys="privacy.system_keys")
+    ids = {
+        row[1]: row[0]
         for row in spark.sql(
-            f"select order_id, user_id, amount from bronze.orders where order_id in ({quoted})"
+            f"select source.order_id, {anonymous} from (values {quoted}) as source(order_id)"
         ).collect()
     }
+    listed = ", ".join(f"'{i}'" for i in ids)
+    return {
+        ids[row[0]]: (row[1], float(row[2]))
+        for row in spark.sql(
+            f"select order_id, user_id, amount from bronze.orders where order_id in ({listed})"
+        ).collect()
+    }
+
+
+def _user_with_orders(spark: SparkSession, order: str) -> tuple[str, list[str]]:
+    """The first (asc) or last (desc) user with two orders or more; their order ids."""
+    user_id = spark.sql(
+        "select user_id from bronze.orders where user_id is not null "
+        f"group by user_id having count(*) >= 2 order by user_id {order} limit 1"
+    ).first()[0]
+    rows = spark.sql(
+        f"select order_id from bronze.orders where user_id = '{user_id}' order by order_id"
+    ).collect()
+    return user_id, [row[0] for row in rows]
 
 
 @pytest.fixture(scope="module")
 def erased_user(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> dict:
     """A user with orders, erased; their order ids."""
-    user_id = spark.sql(
-        "select user_id from bronze.orders where user_id is not null "
-        "group by user_id having count(*) >= 2 order by user_id desc limit 1"
-    ).first()[0]
-    order_ids = [
-        row[0]
-        for row in spark.sql(
-            f"select order_id from bronze.orders where user_id = '{user_id}' order by order_id"
-        ).collect()
-    ]
+    user_id, order_ids = _user_with_orders(spark, "desc")
+    anonymous = "select count(*) from bronze.orders where user_id is null"
+    before = spark.sql(anonymous).first()[0]
     dbt.operation("gdpr_erase", {"subject_ids": [user_id], "reason": "adversarial suite"})
-    kept = _orders(spark, order_ids)
-    assert set(kept) == set(order_ids), "erasure must keep the orders"
-    assert all(user is None for user, _ in kept.values()), "and anonymize them"
+    # erasure keeps the orders, and anonymizes them
+    assert spark.sql(anonymous).first()[0] == before + len(order_ids)
+    assert not spark.sql(f"select * from bronze.orders where user_id = '{user_id}'").count()
     return {"id": user_id, "orders": order_ids}
+
+
+def test_no_kept_order_is_found_by_its_source_id(erased_user: dict, spark: SparkSession) -> None:
+    """Attack: take the erased user's order ids from the web shop (which links each to
+    the user) and look them up where orders are kept, and in the delete markers and the
+    rejected events. Guarantee: none is found; the orders are kept, under anonymous ids."""
+    quoted = ", ".join(f"'{o}'" for o in erased_user["orders"])
+    for relation, column in (
+        ("bronze.orders", "order_id"),
+        ("silver.orders", "order_id"),
+        ("bronze.cdc_deletes", "record_key"),
+        ("bronze.rejected_events", "record_key"),
+    ):
+        found = spark.sql(f"select count(*) from {relation} where {column} in ({quoted})").first()[
+            0
+        ]
+        assert found == 0, f"{relation} keeps the erased user's order ids in {column}"
+    kept = spark.sql(
+        "select count(*) from silver.orders where user_pseudonym is null and order_id like 'anon-%'"
+    ).first()[0]
+    assert kept >= len(erased_user["orders"])
 
 
 def test_anonymized_orders_survive_a_full_refresh(
@@ -112,4 +157,48 @@ def test_the_landing_purge_anonymizes_kept_events_and_a_rebuild_keeps_the_orders
     dbt.invoke("run", "--full-refresh", "--select", "bronze_orders")
     kept = _orders(spark, erased_user["orders"])
     assert set(kept) == set(erased_user["orders"])
+    assert all(user is None for user, _ in kept.values())
+
+
+def test_an_order_event_during_its_users_erasure_moves_the_order_without_a_copy(
+    erased_user: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: an erasure stops after its tombstone (before bronze.orders: a crash, or
+    the window while it runs) and the shop sends a correction for one of the user's
+    orders. Bronze keys an erased user's order by its anonymous id, and the order is
+    still under its source id. Guarantee: the build moves it (the row under the source
+    id goes as the anonymous one is written, with the correction), no order is doubled,
+    and the resumed erasure leaves every order once, anonymous."""
+    user_id, order_ids = _user_with_orders(spark, "asc")
+    assert user_id != erased_user["id"]
+    total = spark.table("bronze.orders").count()
+    dbt.operation("request_erasure", {"subject_ids": [user_id], "reason": "adversarial suite"})
+    success, errors = dbt.invoke_errors(
+        "run-operation", "gdpr_erase", "--vars", json.dumps({"erasure_crash_after": "tombstone"})
+    )
+    assert not success and "crash injected after step tombstone" in errors, errors
+    assert spark.sql(f"select count(*) from bronze.orders where user_id = '{user_id}'").first()[
+        0
+    ] == len(order_ids)
+    newest = spark.sql("select max(source_updated_at) from bronze.orders").first()[0]
+    now = newest.replace(tzinfo=UTC) + timedelta(seconds=1)
+    correction = {
+        "order_id": order_ids[0],
+        "user_id": user_id,
+        "amount": 2.5,
+        "ordered_at": now,
+        "_op": "update",
+        "_source_ts": now,
+    }
+    pq.write_table(
+        pa.Table.from_pylist([correction], schema=generate.SCHEMAS["orders"]),
+        landing_dir() / "orders" / "correction-0002.parquet",
+    )
+    dbt.invoke("run", "--select", "+bronze_orders")
+    assert spark.table("bronze.orders").count() == total
+    assert _orders(spark, order_ids[:1]) == {order_ids[0]: (None, 2.5)}
+    dbt.operation("gdpr_erase")
+    assert spark.table("bronze.orders").count() == total
+    kept = _orders(spark, order_ids)
+    assert set(kept) == set(order_ids) and kept[order_ids[0]] == (None, 2.5)
     assert all(user is None for user, _ in kept.values())

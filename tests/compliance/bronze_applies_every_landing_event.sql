@@ -3,7 +3,8 @@
 {#- No landing event is lost: per key, bronze holds the newest valid event of the
     landing zone (source time, then delete > update > insert; a key whose newest event
     is a delete is absent), recomputed here from the landing files. Keys of erased
-    subjects are skipped (orders are kept, anonymized), and so are subjects the vault
+    subjects are skipped (orders are kept, anonymized, under their anonymous id: macro
+    kept_record_key), and so are subjects the vault
     has no key for (bronze.rejected_events lists them). Fails after files land and
     before the next build (meta.fix). -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
@@ -14,12 +15,13 @@ with vault as (
 
 {% for entity in entities %}
 {{ entity.name }}_newest as (
-    {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key) }}
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key,
+        record_key=gdpr_lakehouse.kept_record_key('valid.' ~ entity.key, 'valid.' ~ entity.subject) if entity.anonymize else none) }}
 ),
 
 {{ entity.name }}_expected as (
     select
-        newest.{{ entity.key }} as record_key,
+        newest.event_record_key as record_key,
         newest._source_ts as source_updated_at,
         newest.event_op_rank as source_op_rank
     from {{ entity.name }}_newest as newest

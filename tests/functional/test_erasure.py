@@ -216,6 +216,12 @@ def test_orders_are_kept_anonymized(erased: dict, spark: SparkSession) -> None:
     kept = spark.sql("select count(*) from bronze.orders where user_id is null").first()[0]
     orders = erased["before"]["counts"][("bronze_orders", user["id"])]
     assert orders > 0 and kept == erased["before"]["anonymized_orders"] + orders
+    # under anonymous ids: the web shop's order ids (linked to the user there) find none
+    found = spark.sql(
+        "select count(*) from bronze.orders where order_id in "
+        f"(select order_id from landing.orders where user_id = '{user['id']}')"
+    ).first()[0]
+    assert found == 0
 
 
 def test_key_is_shredded_and_ciphertext_unreadable(

@@ -20,6 +20,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
+from python_jobs.macros import Macros
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import DbtProject
 
@@ -233,9 +234,12 @@ def test_restore_by_timestamp_anonymizes_again(
 ) -> None:
     version = history["before"]["bronze.orders"]
     user = history["user"]
+    anonymous = Macros({}).anonymized_record_id("order_id", keys="privacy.system_keys")
     expected = _rows(
         spark,
-        f"select order_id, case when user_id = '{user}' then null else user_id end as user_id, amount "
+        # re-anonymized: no user, and under the anonymous id instead of the shop's order id
+        f"select case when user_id = '{user}' then {anonymous} else order_id end as order_id, "
+        f"case when user_id = '{user}' then null else user_id end as user_id, amount "
         f"from bronze.orders version as of {version}",
     )
     assert _count(spark, f"bronze.orders version as of {version}", "user_id", user) > 0

@@ -4,7 +4,11 @@
     names a subject_key and says on_erasure delete or anonymize, in DAG order (bronze,
     silver, gold, snapshots), then the vault (meta.privacy.role: vault) last.
     Each step: {node, name, relation, schema, identifier, key, key_kind (id|pseudonym),
-    subject_type (or none: any), action (delete|anonymize|shred), pii_columns, depth}.
+    subject_type (or none: any), action (delete|anonymize|shred), pii_columns,
+    record_ids, depth}. record_ids, for anonymize: the relation's other direct
+    identifiers (meta.privacy.classes), source record ids such as an order id, which
+    anonymization replaces with their anonymized_record_id (the source links them to
+    the person).
 #}
 {% macro erasure_plan() -%}
     {{ return(adapter.dispatch('erasure_plan', 'gdpr_lakehouse')()) }}
@@ -41,7 +45,13 @@
     {%- set identifier_pattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$' -%}
     {%- set key = privacy.get('subject_key') -%}
     {%- set columns = (privacy.get('pii_columns') or []) if action == 'anonymize' else [] -%}
-    {%- set names = [key, node.schema, node.alias] + columns + ([privacy.subject_type] if privacy.get('subject_type') else []) -%}
+    {%- set record_ids = [] -%}
+    {%- if action == 'anonymize' -%}
+        {%- for column in (privacy.get('classes') or {}).get('direct_identifier') or [] if column != key and column not in columns -%}
+            {%- do record_ids.append(column) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set names = [key, node.schema, node.alias] + columns + record_ids + ([privacy.subject_type] if privacy.get('subject_type') else []) -%}
     {%- for name in names -%}
         {%- if name is none or not modules.re.match(identifier_pattern, name | string) -%}
             {%- do exceptions.raise_compiler_error("erasure_plan: " ~ node.unique_id ~ " declares " ~ (name | string)[:64]
@@ -63,6 +73,7 @@
         'subject_type': privacy.get('subject_type'),
         'action': action,
         'pii_columns': columns,
+        'record_ids': record_ids,
         'depth': depth,
     }) }}
 {%- endmacro %}

@@ -39,7 +39,8 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base))) }}
 {%- endmacro %}
 
-{#- Delete (or anonymize) in one relation the rows whose key is among the erase_key
+{#- Delete (or anonymize: the subject key and PII columns null, the record ids
+    anonymized_record_id) in one relation the rows whose key is among the erase_key
     values of a query. The keys are broadcast to every task that scans the target: with
     Spark's size estimate alone (autoBroadcastJoinThreshold, 10 MB) a batch of a few
     hundred thousand keys or more is sort-merge joined, which shuffles the whole target
@@ -47,16 +48,22 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     broadcast=false for a key query too large for the driver's memory. -#}
 {% macro _erase_merge_sql(step, keys_sql, broadcast=true) -%}
     {%- set key = adapter.quote(step.key) -%}
+    {%- set record_ids = step.get('record_ids') or [] if step.action == 'anonymize' else [] -%}
 merge into {{ step.relation }} as target
 using (
-    select {{ '/*+ BROADCAST */ ' if broadcast }}distinct erase_key from ({{ keys_sql }}) as batch
+    select {{ '/*+ BROADCAST */ ' if broadcast }}distinct erase_key{{ ', ' ~ gdpr_lakehouse.tombstone_key() ~ ' as record_salt' if record_ids }}
+    from ({{ keys_sql }}) as batch
     where erase_key is not null
 ) as erase
 on target.{{ key }} = erase.erase_key
 {%- if step.action == 'anonymize' %}
 when matched then update set
     {%- for column in [step.key] + step.pii_columns %}
-    target.{{ adapter.quote(column) }} = null{{ ',' if not loop.last }}
+    target.{{ adapter.quote(column) }} = null{{ ',' if not (loop.last and not record_ids) }}
+    {%- endfor %}
+    {#- a source record id (an order id) is linked to the person by the source system -#}
+    {%- for column in record_ids %}
+    target.{{ adapter.quote(column) }} = {{ gdpr_lakehouse.anonymized_record_id('target.' ~ adapter.quote(column), salt_expr='erase.record_salt') }}{{ ',' if not loop.last }}
     {%- endfor %}
 {%- else %}
 when matched then delete

@@ -11,8 +11,10 @@
 {% macro spark__demo_retained_aggregate(name) -%}
     {%- if name == 'gold_encounters_monthly' -%}
         {#- silver keeps the category and the cost encrypted under the patient's key:
-            decrypted in the query, only for subjects not erased (the vault is joined
-            after k_anonymous_aggregate leaves them out) -#}
+            decrypted in the query, after k_anonymous_aggregate leaves erased subjects
+            out. A subject with no key left (erased under a tombstone that names no
+            pseudonym) is counted on neither side, so what it contributed stays; a
+            key that does not open its ciphertext stops the build. -#}
         {%- set category = gdpr_lakehouse.decrypt_pii_or_fail('rows.diagnosis_category_enc', 'vault.data_key', 'gold_encounters_monthly.icd10_chapter') -%}
         {%- set cost = gdpr_lakehouse.decrypt_pii_or_fail('rows.cost_enc', 'vault.data_key', 'gold_encounters_monthly.total_cost') -%}
         {{ return({
@@ -24,7 +26,7 @@
             ],
             'measures': [['encounter_count', 'count(*)', 'bigint'],
                          ['total_cost', 'sum(cast(' ~ cost ~ ' as decimal(12, 2)))', 'decimal(22, 2)']],
-            'joins': 'left join ' ~ ref('privacy_data_keys') ~ ' as vault on rows.patient_pseudonym = vault.subject_pseudonym'
+            'joins': 'inner join ' ~ ref('privacy_data_keys') ~ ' as vault on rows.patient_pseudonym = vault.subject_pseudonym'
                 ~ ' left join ' ~ ref('icd10_chapters') ~ ' as chapters'
                 ~ ' on ' ~ category ~ ' between chapters.first_category and chapters.last_category',
         }) }}
