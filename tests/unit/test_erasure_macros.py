@@ -60,7 +60,7 @@ def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
     # the order id, a direct identifier the web shop links to the user, is anonymized
     # with the tombstone key, read once into the MERGE's source
     assert (
-        "target.`order_id` = case when startswith(cast(target.`order_id` as string), 'anon-')"
+        "target.`order_id` = case when cast(target.`order_id` as string) rlike '^anon-[0-9a-f]{64}$'"
         in orders
     )
     assert "concat('anon-', sha2(concat(erase.record_salt, " in orders
