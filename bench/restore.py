@@ -48,8 +48,8 @@ def _synthetic_insert(spark, rows: int) -> str:
     fields = spark.table("bronze.patients").schema.fieldNames()
     expressions = []
     for name in fields:
-        if name == "patient_id":
-            expressions.append("concat('S', lpad(cast(id as string), 10, '0')) as patient_id")
+        if name == "patient_pseudonym":
+            expressions.append(f"sha2(concat('synthetic', cast(id as string)), 256) as {name}")
         elif name.endswith("_enc"):
             expressions.append(f"unhex(sha2(concat('{name}', cast(id as string)), 256)) as {name}")
         else:
@@ -92,25 +92,31 @@ def main(argv: list[str] | None = None) -> int:
 
     if not spark.catalog.tableExists("bench_erased_rows"):
         base = _latest(spark, "bronze.patients")
-        chosen = [
-            row[0]
-            for row in spark.sql(
-                f"select patient_id from bronze.patients order by patient_id limit {ERASED}"
-            ).collect()
-        ]
-        dbt("run-operation", "gdpr_erase", "--args", json.dumps({"subject_ids": chosen}))
+        chosen = spark.sql(
+            "select k.subject_id, k.subject_pseudonym from bronze.patients b "
+            "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
+            f"order by k.subject_id limit {ERASED}"
+        ).collect()
+        dbt(
+            "run-operation",
+            "gdpr_erase",
+            "--args",
+            json.dumps({"subject_ids": [row[0] for row in chosen]}),
+        )
         # the erased patients' rows, for every size below: the version before erasure
         spark.sql(f"restore table bronze.patients to version as of {base}").collect()
         spark.sql(
             "create or replace table bench_erased_rows using delta as select * from bronze.patients "
-            f"where patient_id in ({', '.join(repr(p) for p in chosen)})"
+            f"where patient_pseudonym in ({', '.join(repr(row[1]) for row in chosen)})"
         ).collect()
-    erased = [row[0] for row in spark.sql("select patient_id from bench_erased_rows").collect()]
+    erased = [
+        row[0] for row in spark.sql("select patient_pseudonym from bench_erased_rows").collect()
+    ]
     quoted = ", ".join(repr(p) for p in erased)
 
     def erased_rows() -> int:
         return spark.sql(
-            f"select count(*) from bronze.patients where patient_id in ({quoted})"
+            f"select count(*) from bronze.patients where patient_pseudonym in ({quoted})"
         ).first()[0]
 
     results = []
@@ -120,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.sql(_synthetic_insert(spark, size - ERASED)).collect()
         spark.sql("insert into bronze.patients select * from bench_erased_rows").collect()
         version_a = _latest(spark, "bronze.patients")
-        spark.sql(f"delete from bronze.patients where patient_id in ({quoted})").collect()
+        spark.sql(f"delete from bronze.patients where patient_pseudonym in ({quoted})").collect()
         version_b = _latest(spark, "bronze.patients")
         files = spark.sql("describe detail bronze.patients").first()["numFiles"]
 

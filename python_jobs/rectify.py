@@ -117,6 +117,18 @@ class LandingTable:
     def reader_name(self) -> str:
         return f"{self.reader.schema}.{self.reader.identifier}"
 
+    def held_by(self, alias: str, vault_ref: str) -> str:
+        """SQL predicate on the reader's rows (as `alias`): the row of :subject_id. A
+        reader keyed by pseudonym (meta.privacy subject_key_kind) never stores the
+        source id: its row is found by the pseudonym the vault gives the subject."""
+        column = f"{alias}.`{self.reader.privacy['subject_key']}`"
+        if self.reader.privacy.get("subject_key_kind") != "pseudonym":
+            return f"{column} = :subject_id"
+        return (
+            f"{column} = (select held.subject_pseudonym from {vault_ref} as held "
+            "where held.subject_id = :subject_id)"
+        )
+
 
 def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> list[LandingTable]:
     """The landing sources (meta landing_format: parquet, json or csv, the formats
@@ -137,7 +149,14 @@ def landing_tables(graph: dict[str, Any], relations: list[DeltaRelation]) -> lis
         if meta.get("landing_format") not in LANDING_FORMATS:
             continue
         key = str(privacy["subject_key"])
-        reading = [r for r in readers.get(unique_id, []) if r.privacy.get("subject_key") == key]
+        # the model that applies the source's events by its key: by the key itself, or
+        # by the pseudonym of it (a model storing the subject's personal data)
+        reading = [
+            r
+            for r in readers.get(unique_id, [])
+            if r.privacy.get("subject_key") == key
+            or (r.privacy.get("subject_key_kind") == "pseudonym" and r.privacy.get("pii_columns"))
+        ]
         if len(reading) != 1:
             continue
         columns = {
@@ -425,7 +444,9 @@ def _event_frame(
     for name, data_type in table.columns.items():
         if name in EVENT_COLUMNS:
             continue
-        if name in present:
+        if name == table.key:
+            selected.append(f"cast(:subject_id as {data_type}) as `{name}`")
+        elif name in present:
             selected.append(f"cast(rows.`{name}` as {data_type}) as `{name}`")
         elif f"{name}_enc" in present:
             plain = str(macros.decrypt_pii(f"rows.`{name}_enc`", "vault.subject_key")).strip()
@@ -451,7 +472,7 @@ def _event_frame(
             select {key_sql} as subject_key from {vault_ref} as vault
             where vault.subject_id = :subject_id
         ) as vault on true
-        where rows.`{table.key}` = :subject_id
+        where {table.held_by("rows", vault_ref)}
         """,
         subject_id=subject_id,
     )
@@ -463,7 +484,9 @@ def _event_frame(
     return frame.select(*order)
 
 
-def unapplied_events(spark: SparkSession, table: LandingTable, subject_id: str) -> int:
+def unapplied_events(
+    spark: SparkSession, table: LandingTable, vault_ref: str, subject_id: str
+) -> int:
     """The subject's events in the landing table newer than the row bronze holds: landed
     but not applied yet (a source change, or a rectification, waiting for a build). An
     event built from bronze now would be newer than them and undo them."""
@@ -475,7 +498,8 @@ def unapplied_events(spark: SparkSession, table: LandingTable, subject_id: str) 
         select count(*) as events from {table.name} as events
         where events.`{table.key}` = :subject_id
           and events._source_ts > coalesce(
-              (select max(source_updated_at) from {ref} where `{table.key}` = :subject_id),
+              (select max(rows.source_updated_at) from {ref} as rows
+               where {table.held_by("rows", vault_ref)}),
               timestamp'0001-01-01 00:00:00')
         """,
         subject_id=subject_id,
@@ -584,7 +608,7 @@ def rectify(
     subject_type = known["subject_type"] if known else None
     # the columns are checked before anything is recorded: bad input changes nothing
     table, values = resolve(landing_tables(graph, relations), subject_type, changes)
-    waiting = unapplied_events(spark, table, subject_id) if table is not None else 0
+    waiting = unapplied_events(spark, table, vault_ref, subject_id) if table is not None else 0
     if waiting:
         raise RectificationError(
             f"{table.name} holds {waiting} event(s) of {subject_id} newer than "
@@ -645,6 +669,7 @@ def confirm(
     """Landed requests: `applied` once their table's bronze model holds the event (or a
     newer source event), `cancelled` once the subject is erased. (request_id, status)."""
     log = table_ref(spark, _control(relations, RECTIFICATION_LOG))
+    vault_ref = table_ref(spark, _vault(relations))
     tables = {t.name: t for t in landing_tables(graph, relations)}
     done = []
     landed = spark.sql(
@@ -672,8 +697,8 @@ def confirm(
         version = int(spark.sql(f"describe history {ref} limit 1").first()["version"])
         held = _sql(
             spark,
-            f"select source_file, source_updated_at from {ref} version as of {version} "
-            f"where `{table.key}` = :subject_id",
+            f"select rows.source_file, rows.source_updated_at from {ref} version as of {version} "
+            f"as rows where {table.held_by('rows', vault_ref)}",
             subject_id=row["subject_id"],
         ).first()
         if held is None:

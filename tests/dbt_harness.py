@@ -134,3 +134,24 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
     else:
         generate.main(["--patients", str(patients), "--batch", "1"])
         dbt.invoke("build")
+
+
+def landed_encounters_of(patient_id: str) -> str:
+    """SQL predicate on encounter_id: the encounters landed for this patient. Bronze
+    names a patient only by pseudonym, and an erased patient has none left (a patient
+    let in again by a fault would get a new one), so their rows are found by the
+    encounter ids the hospital sent."""
+    return (
+        "encounter_id in (select encounter_id from landing.encounters "
+        f"where patient_id = '{patient_id}')"
+    )
+
+
+def bronze_encounter_counts() -> str:
+    """SQL: (patient_id, encounters) per patient of bronze.encounters, the source id
+    read from the vault by pseudonym (patients still held)."""
+    return (
+        "select k.subject_id as patient_id, count(*) as encounters from bronze.encounters e "
+        "inner join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
+        "group by k.subject_id"
+    )

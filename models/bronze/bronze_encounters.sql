@@ -10,8 +10,10 @@
     with the patient's key, like the direct identifiers, so every copy history keeps
     (time travel, the Change Data Feed) is unreadable once the key is destroyed. The
     vault keys every patient an encounter names (subject_feeds); an encounter without
-    a patient keeps neither: there is no key to hold them. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost'],
+    a patient keeps neither: there is no key to hold them. The patient is named by
+    the pseudonym the vault gives them, never by the hospital's id: once the key is
+    destroyed, nothing maps any version of this table back to the patient. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost', 'patient_id'],
     'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
@@ -26,7 +28,7 @@ vault as (
 final as (
     select
         events.encounter_id,
-        events.patient_id,
+        vault.subject_pseudonym as patient_pseudonym,
         events.admitted_at,
         {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,
         events.department_id,

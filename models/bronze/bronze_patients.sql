@@ -1,10 +1,16 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{
     config(
-        unique_key='patient_id',
+        unique_key='patient_pseudonym',
         post_hook=["{{ gdpr_lakehouse.record_landing_files('patients') }}"],
     )
 }}
+
+{#- A patient is named by the pseudonym the vault gives them, never by the hospital's
+    id: once their key is destroyed, nothing maps any version of this table back to
+    them. The identifiers are encrypted under the same key. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['patient_id'],
+    'dbt build --full-refresh --select bronze_patients+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
@@ -17,7 +23,7 @@ vault as (
 
 encrypted as (
     select
-        events.patient_id,
+        vault.subject_pseudonym as patient_pseudonym,
         {{ gdpr_lakehouse.encrypt_pii('events.full_name', 'vault.data_key') }} as full_name_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.phone', 'vault.data_key') }} as phone_enc,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, bronze_encounter_counts, landed_encounters_of
 
 pytestmark = pytest.mark.functional
 
@@ -82,8 +82,8 @@ def test_a_hold_placed_on_a_crashed_batch_is_reported_and_the_erasure_finished(
     a half-done erasure: the hold is reported as too late and the batch is finished
     (the subject's rows gone, the request erased)."""
     patient_id = spark.sql(
-        "select patient_id from bronze.encounters group by patient_id "
-        "order by count(*) desc, patient_id limit 1 offset 3"
+        f"select patient_id from ({bronze_encounter_counts()}) "
+        "order by encounters desc, patient_id limit 1 offset 3"
     ).first()[0]
     success, errors = dbt.invoke_errors(
         "run-operation",
@@ -102,7 +102,7 @@ def test_a_hold_placed_on_a_crashed_batch_is_reported_and_the_erasure_finished(
     assert [row[0] for row in status] == ["erased"]
     assert (
         spark.sql(
-            f"select count(*) from bronze.encounters where patient_id = '{patient_id}'"
+            f"select count(*) from bronze.encounters where {landed_encounters_of(patient_id)}"
         ).first()[0]
         == 0
     )

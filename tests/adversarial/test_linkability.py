@@ -55,7 +55,7 @@ def erased(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> tuple[st
         "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
         "inner join silver.patients as patients on patients.patient_pseudonym = vault.subject_pseudonym "
         "where vault.subject_id not in (select subject_id from privacy.erasure_requests where subject_id is not null) "
-        "and vault.subject_id in (select patient_id from bronze.encounters) "
+        "and vault.subject_pseudonym in (select patient_pseudonym from silver.encounters) "
         "order by vault.subject_id limit 1"
     ).first()
     assert row is not None, "no patient left to erase"
@@ -84,7 +84,7 @@ def test_no_control_table_maps_the_erased_id_to_its_pseudonym(
 # Where each layer keeps an encounter's health data (GDPR Art. 9), encrypted under the
 # patient's key: (relation, the column naming the patient, its ciphertext columns).
 HEALTH = {
-    "bronze.encounters": ("patient_id", ("diagnosis_code_enc", "cost_enc")),
+    "bronze.encounters": ("patient_pseudonym", ("diagnosis_code_enc", "cost_enc")),
     "silver.encounters": (
         "patient_pseudonym",
         ("diagnosis_code_enc", "diagnosis_category_enc", "cost_enc"),
@@ -146,6 +146,47 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
             "where try_aes_decrypt(old.cipher, vault.data_key, 'GCM') is not null"
         ).first()[0]
         assert opened == 0, f"{column} of {relation} opens with a key left in the vault"
+
+
+# Relations that hold a patient's rows from bronze on: each names the patient only by
+# the pseudonym (the vault alone maps it to the source id, until the key is destroyed).
+# (relation, the column naming the patient)
+BY_PSEUDONYM = {
+    "bronze.encounters": "patient_pseudonym",
+    "bronze.patients": "patient_pseudonym",
+    "silver.encounters": "patient_pseudonym",
+    "silver.patients": "patient_pseudonym",
+}
+
+
+@pytest.mark.parametrize("relation", sorted(BY_PSEUDONYM))
+def test_history_never_names_the_erased_patient_by_the_source_id(
+    erased: tuple[str, str], spark: SparkSession, relation: str
+) -> None:
+    """Attack: take the patient id the hospital uses, time-travel a relation to the
+    version before the erasure (and read the erasure's delete pre-images in the Change
+    Data Feed), and look for it. Guarantee, before any purge: no value of any column is
+    the source id; the patient's rows were there, under the pseudonym only, which
+    nothing maps back once the key is gone."""
+    subject_id, pseudonym = erased
+    subject = BY_PSEUDONYM[relation]
+    version = spark.sql(
+        "select min(version_before) from privacy.erasure_evidence as evidence "
+        "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
+        f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
+    ).first()[0]
+    assert version is not None, f"no erasure evidence for {relation}"
+    history = spark.sql(f"select * from {relation} version as of {version}")
+    deleted = spark.sql(
+        f"select * from table_changes('{relation}', {version + 1}) where _change_type = 'delete'"
+    )
+    for frame in (history, deleted):
+        values = " or ".join(f"cast(`{c}` as string) = '{subject_id}'" for c in frame.columns)
+        named = frame.where(values).count()
+        assert named == 0, f"{relation} names the erased patient {subject_id} in {named} row(s)"
+        assert subject in frame.columns, f"{relation} has no column {subject}"
+        mine = frame.where(f"`{subject}` = '{pseudonym}'").count()
+        assert mine > 0, f"the erased patient's rows are not in the history of {relation}"
 
 
 def test_the_tombstones_never_held_the_pseudonym_in_any_file(

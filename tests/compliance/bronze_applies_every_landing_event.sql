@@ -5,12 +5,17 @@
     is a delete is absent), recomputed here from the landing files. Keys of erased
     subjects are skipped (orders are kept, anonymized, under their anonymous id: macro
     kept_record_key), and so are subjects the vault
-    has no key for (bronze.rejected_events lists them). Fails after files land and
+    has no key for (bronze.rejected_events lists them). A subject's own record is
+    stored under the pseudonym the vault gives its key (cdc_landing_entities
+    stored_key). Fails after files land and
     before the next build (meta.fix). -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
 with vault as (
-    select subject_id from {{ ref('privacy_subject_keys') }}
+    select
+        subject_id,
+        subject_pseudonym
+    from {{ ref('privacy_subject_keys') }}
 ),
 
 {% for entity in entities %}
@@ -21,7 +26,11 @@ with vault as (
 
 {{ entity.name }}_expected as (
     select
+        {% if entity.stored_key != entity.key -%}
+        vault.subject_pseudonym as record_key,
+        {%- else -%}
         newest.event_record_key as record_key,
+        {%- endif %}
         newest._source_ts as source_updated_at,
         newest.event_op_rank as source_op_rank
     from {{ entity.name }}_newest as newest
@@ -36,15 +45,15 @@ with vault as (
 {{ entity.name }}_differences as (
     select
         '{{ entity.name }}' as entity,
-        coalesce(expected.record_key, applied.{{ entity.key }}) as record_key,
+        coalesce(expected.record_key, applied.{{ entity.stored_key }}) as record_key,
         expected.source_updated_at as expected_source_time,
         applied.source_updated_at as bronze_source_time
     from {{ entity.name }}_expected as expected
     full outer join {{ ref('bronze_' ~ entity.name) }} as applied
-        on expected.record_key = applied.{{ entity.key }}
+        on expected.record_key = applied.{{ entity.stored_key }}
     where
         expected.record_key is null
-        or applied.{{ entity.key }} is null
+        or applied.{{ entity.stored_key }} is null
         or expected.source_updated_at != applied.source_updated_at
         or expected.source_op_rank != applied.source_op_rank
 ),

@@ -114,14 +114,14 @@ def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
     assert request["relations_exported"] == len(expected)
 
     # decrypted values are the ones the vault's key opens (Python's AES-GCM, not Spark)
-    key, email_enc, name_enc = spark.sql(
-        "select k.data_key, p.email_enc, p.full_name_enc from privacy.subject_keys k "
-        f"join bronze.patients p on p.patient_id = k.subject_id where k.subject_id = '{subject_id}'"
+    key, email_enc, name_enc, pseudonym = spark.sql(
+        "select k.data_key, p.email_enc, p.full_name_enc, k.subject_pseudonym from privacy.subject_keys k "
+        f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     ).first()
     [patient] = json.loads((folder / "bronze.patients.json").read_text())
     assert patient["email"] == _decrypt(bytes(key), bytes(email_enc)).decode()
     assert patient["full_name"] == _decrypt(bytes(key), bytes(name_enc)).decode()
-    assert "email_enc" not in patient and patient["patient_id"] == subject_id
+    assert "email_enc" not in patient and patient["patient_pseudonym"] == pseudonym
     bronze = next(item for item in package["relations"] if item["relation"] == "bronze.patients")
     assert "email" in bronze["decrypted_columns"] and bronze["undecryptable_values"] == 0
     # the vault's row, without the key
@@ -527,7 +527,7 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     subject_id = _subject(spark, "patient", 12)
     read = (
         "select k.data_key, p.email_enc, p.full_name_enc, p.phone_enc, p.city from privacy.subject_keys k "
-        f"join bronze.patients p on p.patient_id = k.subject_id where k.subject_id = '{subject_id}'"
+        f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     )
     key, email_enc, name_enc, phone_enc, city = spark.sql(read).first()
     key = bytes(key)

@@ -130,11 +130,12 @@ def sequence(dbt: DbtProject, spark: SparkSession) -> dict:
     )
     # a change typed by hand: its predicate and its free-text tag name a subject
     other = spark.sql(
-        f"select patient_id from bronze.patients where patient_id != '{patient_id}' limit 1"
+        f"select patient_pseudonym from bronze.patients where patient_pseudonym != '{pseudonym}' "
+        "limit 1"
     ).first()[0]
     spark.sql(f"set spark.databricks.delta.commitInfo.userMetadata=fixing {other} by hand")
     try:
-        spark.sql(f"update bronze.patients set city = city where patient_id = '{other}'")
+        spark.sql(f"update bronze.patients set city = city where patient_pseudonym = '{other}'")
     finally:
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     hand_version = _latest(spark, "bronze.patients")

@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from python_jobs import generate
 from python_jobs.macros import Macros
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
-from tests.dbt_harness import BASELINE, ROOT, DbtProject
+from tests.dbt_harness import BASELINE, ROOT, DbtProject, landed_encounters_of
 
 pytestmark = pytest.mark.functional
 
@@ -195,10 +195,10 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
             l.email as plaintext,
             try_aes_decrypt(b.email_enc, other.key_value, 'GCM') as opened_with_other_key
         from bronze.patients b
-        join privacy.subject_keys k on k.subject_id = b.patient_id
+        join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym
         join privacy.system_keys other on other.key_name = 'tombstone'
-        join landing.patients l on l.patient_id = b.patient_id and l._op = 'insert'
-        where b.patient_id = 'P0000003'
+        join landing.patients l on l.patient_id = k.subject_id and l._op = 'insert'
+        where k.subject_id = 'P0000003'
         """
     ).first()
     assert row["stored_type"] == "binary"
@@ -217,9 +217,10 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
 def test_silver_is_pseudonymous_and_quarantine_loses_nothing(
     built: dict, spark: SparkSession
 ) -> None:
-    silver_columns = set(spark.table("silver.patients").columns)
-    assert "patient_id" not in silver_columns
-    assert "patient_pseudonym" in silver_columns
+    for relation in ("bronze.patients", "bronze.encounters", "silver.patients"):
+        columns = set(spark.table(relation).columns)
+        assert "patient_id" not in columns, f"{relation} stores the source id"
+        assert "patient_pseudonym" in columns, relation
     bronze = spark.table("bronze.patients").count()
     clean = spark.table("silver.patients").count()
     quarantined = spark.sql(
@@ -274,7 +275,8 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     of_deleted_patients = spark.sql(
         "select count(*) from silver.quarantine q join bronze.encounters e "
         "on q.record_id = e.encounter_id where q.quality_issue = 'unknown patient' "
-        "and e.patient_id in (select patient_id from landing.patients where _op = 'delete')"
+        "and e.patient_pseudonym in (select k.subject_pseudonym from privacy.subject_keys k "
+        "join landing.patients p on p.patient_id = k.subject_id where p._op = 'delete')"
     ).first()[0]
     assert of_deleted_patients > 0
     assert spark.sql("select count(*) from privacy.erasure_requests").first()[0] == 0
@@ -430,9 +432,12 @@ def test_tombstoned_subject_is_never_reingested(
         "current_timestamp(), 'patient', null, null "
         "from privacy.system_keys where key_name = 'tombstone'"
     )
+    pseudonym = spark.sql(
+        f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
+    ).first()[0]
     spark.sql(f"delete from privacy.subject_keys where subject_id = '{subject}'")
-    spark.sql(f"delete from bronze.patients where patient_id = '{subject}'")
-    spark.sql(f"delete from bronze.encounters where patient_id = '{subject}'")
+    spark.sql(f"delete from bronze.patients where patient_pseudonym = '{pseudonym}'")
+    spark.sql(f"delete from bronze.encounters where {landed_encounters_of(subject)}")
     dbt.invoke(
         "run",
         "--full-refresh",
@@ -447,13 +452,20 @@ def test_tombstoned_subject_is_never_reingested(
         ]
         > 0
     )
-    for table, column in [
-        ("privacy.subject_keys", "subject_id"),
-        ("bronze.patients", "patient_id"),
-        ("bronze.encounters", "patient_id"),
+    for table, where in [
+        ("privacy.subject_keys", f"subject_id = '{subject}'"),
+        ("bronze.patients", f"patient_pseudonym = '{pseudonym}'"),
+        ("bronze.encounters", landed_encounters_of(subject)),
     ]:
-        found = spark.sql(f"select count(*) from {table} where {column} = '{subject}'").first()[0]
+        found = spark.sql(f"select count(*) from {table} where {where}").first()[0]
         assert found == 0, table
+    # let in again, the patient would have a new key and pseudonym: every bronze patient
+    # has a key in the vault, and the vault has none for them
+    unkeyed = spark.sql(
+        "select count(*) from bronze.patients b left anti join privacy.subject_keys k "
+        "on k.subject_pseudonym = b.patient_pseudonym"
+    ).first()[0]
+    assert unkeyed == 0
     assert spark.table("bronze.patients").count() > 0
 
 

@@ -127,10 +127,10 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
     plan = lakehouse["plan"]
     # a patient with encounters who made it to silver (so to the snapshot and gold too)
     patient_id = spark.sql(
-        "select e.patient_id from bronze.encounters e "
-        "join privacy.subject_keys k on k.subject_id = e.patient_id "
+        "select k.subject_id from bronze.encounters e "
+        "join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
         "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
-        "group by e.patient_id order by count(*) desc, e.patient_id limit 1"
+        "group by k.subject_id order by count(*) desc, k.subject_id limit 1"
     ).first()[0]
     user_id = spark.sql(
         "select o.user_id from bronze.orders o join bronze.clicks c using (user_id) "
@@ -236,13 +236,15 @@ def test_key_is_shredded_and_ciphertext_unreadable(
     )
     version = erased["before"]["bronze_version"]
     old = spark.sql(
-        f"select full_name_enc from bronze.patients version as of {version} where patient_id = '{patient['id']}'"
+        f"select full_name_enc from bronze.patients version as of {version} "
+        f"where patient_pseudonym = '{patient['pseudonym']}'"
     ).first()
     assert old is not None and old[0] is not None  # history still holds the ciphertext ...
     readable = spark.sql(
         f"select count(*) from bronze.patients version as of {version} as p "
-        "join privacy.subject_keys as k on k.subject_id = p.patient_id "
-        f"where p.patient_id = '{patient['id']}' and try_aes_decrypt(p.full_name_enc, k.data_key, 'GCM') is not null"
+        "cross join privacy.subject_keys as k "
+        f"where p.patient_pseudonym = '{patient['pseudonym']}' "
+        "and try_aes_decrypt(p.full_name_enc, k.data_key, 'GCM') is not null"
     ).first()[0]
     assert readable == 0  # ... but no key opens it
     vault_dir = lakehouse_dir / "warehouse" / "privacy.db" / "subject_keys"
@@ -393,12 +395,11 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     erased: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
     """State of a run killed after its first relation: the rerun finishes it."""
-    subject_id = spark.sql(
-        "select patient_id from bronze.encounters group by patient_id order by count(*) desc, patient_id limit 1"
-    ).first()[0]
-    rows = spark.sql(
-        f"select count(*) from bronze.encounters where patient_id = '{subject_id}'"
-    ).first()[0]
+    subject_id, pseudonym, rows = spark.sql(
+        "select k.subject_id, k.subject_pseudonym, count(*) from bronze.encounters e "
+        "join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
+        "group by k.subject_id, k.subject_pseudonym order by count(*) desc, k.subject_id limit 1"
+    ).first()
     dbt.operation("request_erasure", {"subject_ids": [subject_id]})
     spark.sql(
         "merge into privacy.erasure_requests r using privacy.subject_keys k on r.subject_id = k.subject_id "
@@ -410,7 +411,7 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
         "spark.databricks.delta.commitInfo.userMetadata",
         json.dumps({"purpose": "erase", "batch_id": "crashed-batch", "actor": "pytest"}),
     )
-    spark.sql(f"delete from bronze.encounters where patient_id = '{subject_id}'")
+    spark.sql(f"delete from bronze.encounters where patient_pseudonym = '{pseudonym}'")
     spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
 
     dbt.operation("gdpr_erase")
@@ -442,9 +443,11 @@ def _one_month_after(received: date, extension: int) -> datetime:
 def test_legal_hold_keeps_the_subject_until_released(
     erased: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
-    subject_id = spark.sql(
-        "select patient_id from bronze.patients order by patient_id desc limit 1"
-    ).first()[0]
+    subject_id, pseudonym = spark.sql(
+        "select k.subject_id, k.subject_pseudonym from bronze.patients b "
+        "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
+        "order by k.subject_id desc limit 1"
+    ).first()
     # received ten days ago at 09:30 in Paris, recorded today: the clock runs from receipt
     received = datetime.now(UTC) - timedelta(days=10)
     given = received.strftime("%Y-%m-%d") + " 09:30:00+01:00"
@@ -495,7 +498,7 @@ def test_legal_hold_keeps_the_subject_until_released(
     )
     assert (
         spark.sql(
-            f"select count(*) from bronze.patients where patient_id = '{subject_id}'"
+            f"select count(*) from bronze.patients where patient_pseudonym = '{pseudonym}'"
         ).first()[0]
         == 1
     )
@@ -510,7 +513,7 @@ def test_legal_hold_keeps_the_subject_until_released(
     )
     assert (
         spark.sql(
-            f"select count(*) from bronze.patients where patient_id = '{subject_id}'"
+            f"select count(*) from bronze.patients where patient_pseudonym = '{pseudonym}'"
         ).first()[0]
         == 0
     )
@@ -528,11 +531,12 @@ def test_purge_removes_every_file_holding_the_subject(
     }
     assert statuses[patient["id"]] == "purged"
     # no Parquet file left under bronze.patients (data, _change_data) holds the patient
+    # (named there by pseudonym only)
     table_dir = lakehouse_dir / "warehouse" / "bronze.db" / "patients"
     files = [f for f in table_dir.rglob("*.parquet") if "_delta_log" not in f.parts]
     assert files
     for file in files:
-        ids = pq.read_table(file, columns=["patient_id"]).column("patient_id").to_pylist()
-        assert patient["id"] not in ids, (
+        ids = pq.read_table(file, columns=["patient_pseudonym"]).column("patient_pseudonym")
+        assert patient["pseudonym"] not in ids.to_pylist(), (
             f"{file.relative_to(table_dir)} still holds the erased patient"
         )

@@ -72,8 +72,10 @@ def _land(name: str, rows: list[dict]) -> Path:
 
 def _bronze(spark: SparkSession) -> dict[str, tuple]:
     rows = spark.sql(
-        "select patient_id, city, source_op, unix_micros(source_updated_at) as ts from bronze.patients "
-        "where patient_id like 'P80%'"
+        "select k.subject_id as patient_id, b.city, b.source_op, "
+        "unix_micros(b.source_updated_at) as ts from bronze.patients b "
+        "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
+        "where k.subject_id like 'P80%'"
     ).collect()
     return {r["patient_id"]: (r["city"], r["source_op"], r["ts"]) for r in rows}
 

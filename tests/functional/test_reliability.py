@@ -79,7 +79,7 @@ def _patients(spark: SparkSession, count: int, offset: int = 0) -> list[str]:
         for row in spark.sql(
             "select k.subject_id from privacy.subject_keys k "
             "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
-            "join bronze.encounters e on e.patient_id = k.subject_id "
+            "join bronze.encounters e on e.patient_pseudonym = k.subject_pseudonym "
             "where k.subject_type = 'patient' and k.subject_id not in "
             "(select subject_id from privacy.erasure_requests where subject_id is not null) "
             f"group by k.subject_id order by k.subject_id desc limit {count} offset {offset}"

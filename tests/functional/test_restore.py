@@ -60,8 +60,8 @@ def history(dbt: DbtProject, spark: SparkSession) -> dict:
     relations = {r.name: r for r in delta_relations(dbt.manifest())}
     patient_id, pseudonym = spark.sql(
         "select k.subject_id, k.subject_pseudonym from privacy.subject_keys k "
-        "join bronze.patients b on b.patient_id = k.subject_id "
-        "join bronze.encounters e on e.patient_id = k.subject_id "
+        "join bronze.patients b on b.patient_pseudonym = k.subject_pseudonym "
+        "join bronze.encounters e on e.patient_pseudonym = k.subject_pseudonym "
         "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
         "join snapshots.patients n on n.patient_pseudonym = k.subject_pseudonym "
         "group by k.subject_id, k.subject_pseudonym order by count(*) desc, k.subject_id limit 1"
@@ -100,7 +100,7 @@ def test_accidental_delete_is_undone(history: dict, dbt: DbtProject, spark: Spar
     """Shared reference 000: a DELETE by mistake, then restore_version to version N."""
     good = _latest(spark, "bronze.patients")
     wanted = _rows(spark, f"select * from bronze.patients version as of {good}")
-    deleted = spark.sql("delete from bronze.patients where patient_id < 'P0000050'")
+    deleted = spark.sql("delete from bronze.patients where patient_pseudonym < '8'")
     assert deleted is not None
     assert spark.table("bronze.patients").count() < len(wanted)
     dbt.operation(
@@ -145,7 +145,7 @@ def cascaded(history: dict, dbt: DbtProject, spark: SparkSession) -> dict:
     old = _rows(
         spark,
         f"select * from bronze.patients version as of {version} "
-        f"where patient_id != '{history['patient']}'",
+        f"where patient_pseudonym != '{history['pseudonym']}'",
     )
     dbt.operation(
         "restore_version",
@@ -162,9 +162,9 @@ def test_restore_to_before_erasure_keeps_the_subject_erased(
     history: dict, cascaded: dict, spark: SparkSession
 ) -> None:
     assert _rows(spark, "select * from bronze.patients") == cascaded["old"]
-    patient, pseudonym = history["patient"], history["pseudonym"]
-    assert _count(spark, "bronze.patients", "patient_id", patient) == 0
-    assert _count(spark, "bronze.encounters", "patient_id", patient) == 0
+    pseudonym = history["pseudonym"]
+    assert _count(spark, "bronze.patients", "patient_pseudonym", pseudonym) == 0
+    assert _count(spark, "bronze.encounters", "patient_pseudonym", pseudonym) == 0
     for table in ["silver.patients", "snapshots.patients", "gold.patient_summary"]:
         assert _count(spark, table, "patient_pseudonym", pseudonym) == 0, table
 
@@ -200,9 +200,9 @@ def test_change_data_feed_shows_the_reerasure(
     ).first()
     version = row[0]
     changes = spark.sql(
-        f"select patient_id, _change_type from table_changes('bronze.patients', {version}, {version})"
+        f"select patient_pseudonym, _change_type from table_changes('bronze.patients', {version}, {version})"
     ).collect()
-    assert [(r[0], r[1]) for r in changes] == [(history["patient"], "delete")]
+    assert [(r[0], r[1]) for r in changes] == [(history["pseudonym"], "delete")]
     commit = spark.sql("describe history bronze.patients limit 10").collect()
     tags = {r["version"]: json.loads(r["userMetadata"] or "{}") for r in commit}
     assert tags[version]["purpose"] == "reapply_erasure"

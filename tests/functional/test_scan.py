@@ -70,7 +70,7 @@ def life(
     subject_id = spark.sql(
         "select k.subject_id from privacy.subject_keys k "
         "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
-        "join bronze.encounters e on e.patient_id = k.subject_id "
+        "join bronze.encounters e on e.patient_pseudonym = k.subject_pseudonym "
         f"where k.subject_type = 'patient' {copied}"
         "group by k.subject_id order by k.subject_id limit 1 offset 7"
     ).first()[0]
@@ -136,7 +136,7 @@ def test_before_erasure_the_scan_finds_the_subject_everywhere(life: dict) -> Non
     code, report = life["before"]
     assert code == 1 and not report["clean"]
     live = {(r["location"], r["needle_kind"]) for r in report["residues"] if r["reachable"]}
-    assert ("bronze.patients", "subject_id") in live
+    assert ("bronze.patients", "pseudonym") in live
     assert ("bronze.patients", "ciphertext") in live
     assert ("silver.patients", "pseudonym") in live
     assert ("privacy.subject_keys", "key") in live

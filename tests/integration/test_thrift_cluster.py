@@ -157,10 +157,14 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     detail = cluster.sql("describe detail bronze.patients")[0]
     assert detail["format"] == "delta"
     assert str(cluster.state / "warehouse") in detail["location"]
-    subject = cluster.value("select min(patient_id) from bronze.patients")
+    subject, pseudonym = cluster.sql(
+        "select k.subject_id, k.subject_pseudonym from privacy.subject_keys k "
+        "join bronze.patients b on b.patient_pseudonym = k.subject_pseudonym "
+        "order by k.subject_id limit 1"
+    )[0].values()
     before = cluster.value("select count(*) from bronze.patients")
     created = min(row["version"] for row in cluster.sql("describe history bronze.patients"))
-    count_subject = f"select count(*) from bronze.patients where patient_id = '{subject}'"
+    count_subject = f"select count(*) from bronze.patients where patient_pseudonym = '{pseudonym}'"
 
     erase = cluster.operation("gdpr_erase", f"{{subject_ids: [{subject}], reason: cluster test}}")
     assert "Erased 1 request(s)" in erase, erase
@@ -227,9 +231,11 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
         value
         for path in location.rglob("*.parquet")
         if "_delta_log" not in path.parts
-        for value in pq.read_table(path, columns=["patient_id"])["patient_id"].to_pylist()
+        for value in pq.read_table(path, columns=["patient_pseudonym"])[
+            "patient_pseudonym"
+        ].to_pylist()
     ]
-    assert ids and subject not in ids
+    assert ids and pseudonym not in ids
 
     # what the compliance tests name as their fix after an erasure (meta.fix): the
     # anonymous aggregates catch up, the audit log reads the new commits

@@ -15,7 +15,7 @@ encounters as (
         cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value,
         vault.data_key as patient_data_key
     from {{ ref('bronze_encounters') }} as bronze
-    left join vault on bronze.patient_id = vault.subject_id
+    left join vault on bronze.patient_pseudonym = vault.subject_pseudonym
 ),
 
 patients as (
@@ -29,16 +29,15 @@ departments as (
 checked as (
     select
         encounters.*,
-        patients.subject_pseudonym as patient_pseudonym,
         case
-            when patients.patient_id is null then 'unknown patient'
+            when patients.subject_pseudonym is null then 'unknown patient'
             when encounters.admitted_at is null then 'missing admission time'
             when encounters.diagnosis_code is null or not encounters.diagnosis_code rlike '^[A-Z][0-9]{2}([.][0-9A-Z]{1,4})?$' then 'invalid ICD-10 code'
             when departments.department_id is null then 'unknown department'
             when encounters.cost_value is null or encounters.cost_value < 0 then 'invalid cost'
         end as quality_issue
     from encounters
-    left join patients on encounters.patient_id = patients.patient_id
+    left join patients on encounters.patient_pseudonym = patients.subject_pseudonym
     left join departments on encounters.department_id = departments.department_id
 )
 

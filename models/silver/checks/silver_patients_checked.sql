@@ -14,12 +14,11 @@ vault as (
 decrypted as (
     select
         patients.*,
-        vault.subject_pseudonym as patient_pseudonym,
         vault.data_key,
         {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }} as email,
         try_cast({{ gdpr_lakehouse.decrypt_pii('patients.birth_date_enc', 'vault.data_key') }} as date) as birth_date
     from patients
-    inner join vault on patients.patient_id = vault.subject_id
+    inner join vault on patients.patient_pseudonym = vault.subject_pseudonym
 ),
 
 checked as (

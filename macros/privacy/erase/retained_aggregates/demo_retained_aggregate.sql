@@ -39,7 +39,7 @@
         }) }}
     {%- elif name == 'gold_patients_by_city' -%}
         {{ return({
-            'upstream': ref('bronze_patients'), 'subject': 'patient_id', 'subject_kind': 'id',
+            'upstream': ref('bronze_patients'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [['city', "coalesce(rows.city, 'unknown')"]],
             'measures': [['patient_count', 'count(*)', 'bigint']],
             'joins': '',
