@@ -437,7 +437,7 @@ def test_tombstoned_subject_is_never_reingested(
     ).first()[0]
     spark.sql(f"delete from privacy.subject_keys where subject_id = '{subject}'")
     spark.sql(f"delete from bronze.patients where patient_pseudonym = '{pseudonym}'")
-    spark.sql(f"delete from bronze.encounters where {landed_encounters_of(subject)}")
+    spark.sql(f"delete from bronze.encounters where patient_pseudonym = '{pseudonym}'")
     dbt.invoke(
         "run",
         "--full-refresh",
