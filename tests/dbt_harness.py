@@ -155,3 +155,29 @@ def bronze_encounter_counts() -> str:
         "inner join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
         "group by k.subject_id"
     )
+
+
+def assert_history_names_by_pseudonym_only(
+    spark: Any, relation: str, column: str, subject_id: str, pseudonym: str
+) -> None:
+    """The version of `relation` before the subject's erasure, and the pre-images its
+    erasure left in the Change Data Feed: no value of any column is the source id, and
+    the subject's rows are there under `column` = the pseudonym."""
+    version = spark.sql(
+        "select min(version_before) from privacy.erasure_evidence as evidence "
+        "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
+        f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
+    ).first()[0]
+    assert version is not None, f"no erasure evidence for {relation}"
+    history = spark.sql(f"select * from {relation} version as of {version}")
+    erased = spark.sql(
+        f"select * from table_changes('{relation}', {version + 1}) "
+        "where _change_type in ('delete', 'update_preimage')"
+    )
+    for frame in (history, erased):
+        values = " or ".join(f"cast(`{c}` as string) = '{subject_id}'" for c in frame.columns)
+        named = frame.where(values).count()
+        assert named == 0, f"{relation} names the erased subject {subject_id} in {named} row(s)"
+        assert column in frame.columns, f"{relation} has no column {column}"
+        mine = frame.where(f"`{column}` = '{pseudonym}'").count()
+        assert mine > 0, f"the erased subject's rows are not in the history of {relation}"

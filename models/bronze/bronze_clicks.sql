@@ -6,6 +6,11 @@
     )
 }}
 
+{#- The user is named by the pseudonym the vault gives them (the vault keys every user
+    a click names), never by the web shop's id. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
+    'dbt build --full-refresh --select bronze_clicks+ (then python -m python_jobs.purge removes the source ids from its history)') }}
+
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id') }}
@@ -18,7 +23,7 @@ vault as (
 final as (
     select
         events.click_id,
-        events.user_id,
+        vault.subject_pseudonym as user_pseudonym,
         events.url,
         events.clicked_at,
         events.device,

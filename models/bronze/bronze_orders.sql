@@ -7,24 +7,36 @@
 }}
 
 {#- Orders are kept by law (on_erasure: anonymize): an erased user's orders, and every
-    later event for them, are ingested with user_id null, never dropped, so erasure,
+    later event for them, are ingested with user_pseudonym null, never dropped, so erasure,
     --full-refresh, later corrections and the landing purge all agree. Such an order is
     keyed by its anonymized_record_id, not by the id the web shop links to the user
-    (macro kept_record_key), as gdpr_erase leaves it. -#}
+    (macro kept_record_key), as gdpr_erase leaves it. The user is named by the
+    pseudonym the vault gives them (the vault keys every user an order names), never
+    by the web shop's id. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
+    'dbt build --full-refresh --select bronze_orders+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'orders'), 'order_id',
         record_key=gdpr_lakehouse.kept_record_key('valid.order_id', 'valid.user_id')) }}
 ),
 
+vault as (
+    select
+        subject_id,
+        subject_pseudonym
+    from {{ ref('privacy_subject_keys') }}
+),
+
 incoming as (
     select
         events.event_record_key as order_id,
-        {{ gdpr_lakehouse.unless_tombstoned('events.user_id') }} as user_id,
+        case when {{ gdpr_lakehouse.not_tombstoned('events.user_id') }} then vault.subject_pseudonym end as user_pseudonym,
         events.amount,
         events.ordered_at,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
+    left join vault on events.user_id = vault.subject_id
 ),
 
 {% if is_incremental() -%}
@@ -45,7 +57,7 @@ candidates as (
     union all
     select
         {{ gdpr_lakehouse.anonymized_record_id('stranded.order_id') }} as order_id,
-        cast(null as string) as user_id,
+        cast(null as string) as user_pseudonym,
         stranded.amount,
         stranded.ordered_at,
         stranded.source_op,
@@ -73,7 +85,7 @@ newest as (
 final as (
     select
         order_id,
-        user_id,
+        user_pseudonym,
         amount,
         ordered_at,
         source_op,
@@ -86,7 +98,7 @@ final as (
     union all
     select
         stranded.order_id,
-        cast(null as string) as user_id,
+        cast(null as string) as user_pseudonym,
         cast(null as double) as amount,
         cast(null as timestamp) as ordered_at,
         'delete' as source_op,

@@ -1,10 +1,15 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{
     config(
-        unique_key='user_id',
+        unique_key='user_pseudonym',
         post_hook=["{{ gdpr_lakehouse.record_landing_files('users') }}"],
     )
 }}
+
+{#- A user is named by the pseudonym the vault gives them, never by the web shop's id:
+    once their key is destroyed, nothing maps any version of this table back to them. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
+    'dbt build --full-refresh --select bronze_users+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
@@ -17,7 +22,7 @@ vault as (
 
 encrypted as (
     select
-        events.user_id,
+        vault.subject_pseudonym as user_pseudonym,
         {{ gdpr_lakehouse.encrypt_pii('events.username', 'vault.data_key') }} as username_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
         events.registered_on,

@@ -14,7 +14,8 @@ Guarantees held here: an anonymized order survives --full-refresh, later events 
 still apply (and stay anonymous), and the landing purge anonymizes its events instead of
 deleting them, so a rebuild after the purge still has it. A kept order is stored under
 an anonymous id (macro anonymized_record_id: the tombstone key's hash of its source id),
-so the source's order id finds it nowhere.
+so the source's order id finds it nowhere. The shop's bronze relations (users, clicks,
+orders) name a user only by pseudonym: no version of them holds the shop's user id.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pyspark.sql import SparkSession
 from python_jobs import generate, purge
 from python_jobs.macros import Macros
 from python_jobs.project import landing_dir
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only
 
 pytestmark = pytest.mark.functional
 
@@ -52,34 +53,63 @@ def _orders(spark: SparkSession, order_ids: list[str]) -> dict[str, tuple]:
     return {
         ids[row[0]]: (row[1], float(row[2]))
         for row in spark.sql(
-            f"select order_id, user_id, amount from bronze.orders where order_id in ({listed})"
+            f"select order_id, user_pseudonym, amount from bronze.orders where order_id in ({listed})"
         ).collect()
     }
 
 
-def _user_with_orders(spark: SparkSession, order: str) -> tuple[str, list[str]]:
-    """The first (asc) or last (desc) user with two orders or more; their order ids."""
-    user_id = spark.sql(
-        "select user_id from bronze.orders where user_id is not null "
-        f"group by user_id having count(*) >= 2 order by user_id {order} limit 1"
-    ).first()[0]
+def _user_with_orders(spark: SparkSession, order: str) -> tuple[str, str, list[str]]:
+    """The first (asc) or last (desc) user with two orders or more, clicks and a profile
+    (bronze names them by pseudonym): their id, pseudonym and order ids."""
+    user_id, pseudonym = spark.sql(
+        "select k.subject_id, k.subject_pseudonym from bronze.orders o "
+        "join privacy.subject_keys k on k.subject_pseudonym = o.user_pseudonym "
+        "where o.user_pseudonym in (select user_pseudonym from bronze.users) "
+        "and o.user_pseudonym in (select user_pseudonym from bronze.clicks) "
+        "group by k.subject_id, k.subject_pseudonym having count(*) >= 2 "
+        f"order by k.subject_id {order} limit 1"
+    ).first()
     rows = spark.sql(
-        f"select order_id from bronze.orders where user_id = '{user_id}' order by order_id"
+        f"select order_id from bronze.orders where user_pseudonym = '{pseudonym}' order by order_id"
     ).collect()
-    return user_id, [row[0] for row in rows]
+    return user_id, pseudonym, [row[0] for row in rows]
 
 
 @pytest.fixture(scope="module")
 def erased_user(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> dict:
     """A user with orders, erased; their order ids."""
-    user_id, order_ids = _user_with_orders(spark, "desc")
-    anonymous = "select count(*) from bronze.orders where user_id is null"
+    user_id, pseudonym, order_ids = _user_with_orders(spark, "desc")
+    anonymous = "select count(*) from bronze.orders where user_pseudonym is null"
     before = spark.sql(anonymous).first()[0]
     dbt.operation("gdpr_erase", {"subject_ids": [user_id], "reason": "adversarial suite"})
     # erasure keeps the orders, and anonymizes them
     assert spark.sql(anonymous).first()[0] == before + len(order_ids)
-    assert not spark.sql(f"select * from bronze.orders where user_id = '{user_id}'").count()
-    return {"id": user_id, "orders": order_ids}
+    assert not spark.sql(
+        f"select * from bronze.orders where user_pseudonym = '{pseudonym}'"
+    ).count()
+    return {"id": user_id, "pseudonym": pseudonym, "orders": order_ids}
+
+
+# The web shop's bronze relations: each names the user only by the pseudonym the vault gives
+# them (the vault alone maps it to the shop's user id, until the key is destroyed).
+BY_PSEUDONYM = {
+    "bronze.users": "user_pseudonym",
+    "bronze.clicks": "user_pseudonym",
+    "bronze.orders": "user_pseudonym",
+}
+
+
+@pytest.mark.parametrize("relation", sorted(BY_PSEUDONYM))
+def test_history_never_names_the_erased_user_by_the_source_id(
+    erased_user: dict, spark: SparkSession, relation: str
+) -> None:
+    """Attack: take the user id the web shop uses, time-travel a relation to the version
+    before the erasure (and read the erasure's pre-images in the Change Data Feed), and
+    look for it. Guarantee, before any purge: no value of any column is the shop's id;
+    the user's rows were there, under the pseudonym only."""
+    assert_history_names_by_pseudonym_only(
+        spark, relation, BY_PSEUDONYM[relation], erased_user["id"], erased_user["pseudonym"]
+    )
 
 
 def test_no_kept_order_is_found_by_its_source_id(erased_user: dict, spark: SparkSession) -> None:
@@ -169,7 +199,7 @@ def test_an_order_event_during_its_users_erasure_moves_the_order_without_a_copy(
     still under its source id. Guarantee: the build moves it (the row under the source
     id goes as the anonymous one is written, with the correction), no order is doubled,
     and the resumed erasure leaves every order once, anonymous."""
-    user_id, order_ids = _user_with_orders(spark, "asc")
+    user_id, pseudonym, order_ids = _user_with_orders(spark, "asc")
     assert user_id != erased_user["id"]
     total = spark.table("bronze.orders").count()
     dbt.operation("request_erasure", {"subject_ids": [user_id], "reason": "adversarial suite"})
@@ -177,9 +207,9 @@ def test_an_order_event_during_its_users_erasure_moves_the_order_without_a_copy(
         "run-operation", "gdpr_erase", "--vars", json.dumps({"erasure_crash_after": "tombstone"})
     )
     assert not success and "crash injected after step tombstone" in errors, errors
-    assert spark.sql(f"select count(*) from bronze.orders where user_id = '{user_id}'").first()[
-        0
-    ] == len(order_ids)
+    assert spark.sql(
+        f"select count(*) from bronze.orders where user_pseudonym = '{pseudonym}'"
+    ).first()[0] == len(order_ids)
     newest = spark.sql("select max(source_updated_at) from bronze.orders").first()[0]
     now = newest.replace(tzinfo=UTC) + timedelta(seconds=1)
     correction = {

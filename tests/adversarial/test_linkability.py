@@ -32,7 +32,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import forensic_scan, purge
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only
 
 pytestmark = pytest.mark.functional
 
@@ -169,24 +169,9 @@ def test_history_never_names_the_erased_patient_by_the_source_id(
     the source id; the patient's rows were there, under the pseudonym only, which
     nothing maps back once the key is gone."""
     subject_id, pseudonym = erased
-    subject = BY_PSEUDONYM[relation]
-    version = spark.sql(
-        "select min(version_before) from privacy.erasure_evidence as evidence "
-        "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
-        f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
-    ).first()[0]
-    assert version is not None, f"no erasure evidence for {relation}"
-    history = spark.sql(f"select * from {relation} version as of {version}")
-    deleted = spark.sql(
-        f"select * from table_changes('{relation}', {version + 1}) where _change_type = 'delete'"
+    assert_history_names_by_pseudonym_only(
+        spark, relation, BY_PSEUDONYM[relation], subject_id, pseudonym
     )
-    for frame in (history, deleted):
-        values = " or ".join(f"cast(`{c}` as string) = '{subject_id}'" for c in frame.columns)
-        named = frame.where(values).count()
-        assert named == 0, f"{relation} names the erased patient {subject_id} in {named} row(s)"
-        assert subject in frame.columns, f"{relation} has no column {subject}"
-        mine = frame.where(f"`{subject}` = '{pseudonym}'").count()
-        assert mine > 0, f"the erased patient's rows are not in the history of {relation}"
 
 
 def test_the_tombstones_never_held_the_pseudonym_in_any_file(

@@ -133,8 +133,10 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         "group by k.subject_id order by count(*) desc, k.subject_id limit 1"
     ).first()[0]
     user_id = spark.sql(
-        "select o.user_id from bronze.orders o join bronze.clicks c using (user_id) "
-        "join bronze.users u using (user_id) group by o.user_id order by count(*) desc, o.user_id limit 1"
+        "select k.subject_id from bronze.orders o join bronze.clicks c using (user_pseudonym) "
+        "join bronze.users u using (user_pseudonym) "
+        "join privacy.subject_keys k on k.subject_pseudonym = o.user_pseudonym "
+        "group by k.subject_id order by count(*) desc, k.subject_id limit 1"
     ).first()[0]
     subjects = [_subject(spark, patient_id), _subject(spark, user_id)]
     keys = [s["id"] for s in subjects] + [s["pseudonym"] for s in subjects]
@@ -149,7 +151,7 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
         "bronze_version": spark.sql("describe history bronze.patients limit 1").first()["version"],
         # orders an earlier suite's erasure left anonymized (test_aggregates erases a user)
         "anonymized_orders": spark.sql(
-            "select count(*) from bronze.orders where user_id is null"
+            "select count(*) from bronze.orders where user_pseudonym is null"
         ).first()[0],
     }
     stream = _Stream(spark, Path(tempfile.mkdtemp(prefix="erasure_stream_")))
@@ -213,7 +215,7 @@ def test_erased_subjects_have_no_rows_anywhere(
 
 def test_orders_are_kept_anonymized(erased: dict, spark: SparkSession) -> None:
     user = erased["subjects"][1]
-    kept = spark.sql("select count(*) from bronze.orders where user_id is null").first()[0]
+    kept = spark.sql("select count(*) from bronze.orders where user_pseudonym is null").first()[0]
     orders = erased["before"]["counts"][("bronze_orders", user["id"])]
     assert orders > 0 and kept == erased["before"]["anonymized_orders"] + orders
     # under anonymous ids: the web shop's order ids (linked to the user there) find none

@@ -66,10 +66,12 @@ def history(dbt: DbtProject, spark: SparkSession) -> dict:
         "join snapshots.patients n on n.patient_pseudonym = k.subject_pseudonym "
         "group by k.subject_id, k.subject_pseudonym order by count(*) desc, k.subject_id limit 1"
     ).first()
-    user_id = spark.sql(
-        "select o.user_id from bronze.orders o join bronze.users u using (user_id) "
-        "group by o.user_id order by count(*) desc, o.user_id limit 1"
-    ).first()[0]
+    user_id, user_pseudonym = spark.sql(
+        "select k.subject_id, k.subject_pseudonym from bronze.orders o "
+        "join bronze.users u using (user_pseudonym) "
+        "join privacy.subject_keys k on k.subject_pseudonym = o.user_pseudonym "
+        "group by k.subject_id, k.subject_pseudonym order by count(*) desc, k.subject_id limit 1"
+    ).first()
     tables = ["bronze.patients", "silver.patients", "bronze.orders", "snapshots.patients"]
     before = _versions(spark, tables)
     time.sleep(2)
@@ -89,6 +91,7 @@ def history(dbt: DbtProject, spark: SparkSession) -> dict:
         "patient": patient_id,
         "pseudonym": pseudonym,
         "user": user_id,
+        "user_pseudonym": user_pseudonym,
         "before": before,
         "moment": moment,
         "requests": requests,
@@ -233,19 +236,20 @@ def test_restore_by_timestamp_anonymizes_again(
     history: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
     version = history["before"]["bronze.orders"]
-    user = history["user"]
+    user = history["user_pseudonym"]
     anonymous = Macros({}).anonymized_record_id("order_id", keys="privacy.system_keys")
     expected = _rows(
         spark,
         # re-anonymized: no user, and under the anonymous id instead of the shop's order id
-        f"select case when user_id = '{user}' then {anonymous} else order_id end as order_id, "
-        f"case when user_id = '{user}' then null else user_id end as user_id, amount "
+        f"select case when user_pseudonym = '{user}' then {anonymous} else order_id end "
+        f"as order_id, case when user_pseudonym = '{user}' then null else user_pseudonym end "
+        "as user_pseudonym, amount "
         f"from bronze.orders version as of {version}",
     )
-    assert _count(spark, f"bronze.orders version as of {version}", "user_id", user) > 0
+    assert _count(spark, f"bronze.orders version as of {version}", "user_pseudonym", user) > 0
     dbt.operation("restore_version", {"model": "bronze_orders", "timestamp": history["moment"]})
-    assert _count(spark, "bronze.orders", "user_id", user) == 0
-    assert _rows(spark, "select order_id, user_id, amount from bronze.orders") == expected
+    assert _count(spark, "bronze.orders", "user_pseudonym", user) == 0
+    assert _rows(spark, "select order_id, user_pseudonym, amount from bronze.orders") == expected
     log = spark.sql(
         "select target_version, status from privacy.restore_log where relation = 'bronze.orders' "
         "order by started_at desc limit 1"

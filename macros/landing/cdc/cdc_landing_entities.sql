@@ -12,7 +12,7 @@
     {{ return([
         {'name': 'patients', 'key': 'patient_id', 'subject': 'patient_id', 'keyed': true, 'anonymize': false, 'stored_key': 'patient_pseudonym'},
         {'name': 'encounters', 'key': 'encounter_id', 'subject': 'patient_id', 'keyed': false, 'anonymize': false, 'stored_key': 'encounter_id'},
-        {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false, 'stored_key': 'user_id'},
+        {'name': 'users', 'key': 'user_id', 'subject': 'user_id', 'keyed': true, 'anonymize': false, 'stored_key': 'user_pseudonym'},
         {'name': 'clicks', 'key': 'click_id', 'subject': 'user_id', 'keyed': false, 'anonymize': false, 'stored_key': 'click_id'},
         {'name': 'orders', 'key': 'order_id', 'subject': 'user_id', 'keyed': false, 'anonymize': true, 'stored_key': 'order_id'},
     ]) }}

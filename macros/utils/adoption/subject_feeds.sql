@@ -24,6 +24,11 @@
         {#- a patient known only from an encounter is a data subject too: bronze encrypts
             the encounter's diagnosis and cost under their key -#}
         {%- do feeds.append({'relation': source('landing', 'encounters'), 'subject_id': 'patient_id', 'subject_type': 'patient', 'batch_only': true}) -%}
+        {#- and a user known only from a click or an order: bronze names them by the
+            pseudonym of that key, never by the web shop's id, so a click or an order
+            whose user lands later is matched to them then -#}
+        {%- do feeds.append({'relation': source('landing', 'clicks'), 'subject_id': 'user_id', 'subject_type': 'user', 'batch_only': true}) -%}
+        {%- do feeds.append({'relation': source('landing', 'orders'), 'subject_id': 'user_id', 'subject_type': 'user', 'batch_only': true}) -%}
     {%- endif -%}
     {%- set configured = var('gdpr_lakehouse_subjects', []) -%}
     {%- set usage = "; each entry is {source: [source_name, table_name]} or {ref: model_name}, with subject_id: <column> and subject_type: <word>" -%}

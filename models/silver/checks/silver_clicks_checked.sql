@@ -12,14 +12,13 @@ users as (
 checked as (
     select
         clicks.*,
-        users.subject_pseudonym as user_pseudonym,
         case
-            when users.user_id is null then 'unknown user'
+            when users.subject_pseudonym is null then 'unknown user'
             when clicks.clicked_at is null then 'missing click time'
             when clicks.url is null or not clicks.url like '/%' then 'invalid url'
         end as quality_issue
     from clicks
-    left join users on clicks.user_id = users.user_id
+    left join users on clicks.user_pseudonym = users.subject_pseudonym
 )
 
 select * from checked

@@ -1,17 +1,6 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(materialized='ephemeral') }}
 
-{#- Users bronze knows, with their pseudonym: what clicks and orders are checked against. -#}
-with users as (
-    select user_id from {{ ref('bronze_users') }}
-),
-
-vault as (
-    select * from {{ ref('privacy_data_keys') }}
-)
-
-select
-    users.user_id,
-    vault.subject_pseudonym
-from users
-inner join vault on users.user_id = vault.subject_id
+{#- Users bronze knows, by pseudonym: what clicks and orders are checked against. -#}
+select known.user_pseudonym as subject_pseudonym
+from {{ ref('bronze_users') }} as known

@@ -12,10 +12,9 @@ vault as (
 decrypted as (
     select
         users.*,
-        vault.subject_pseudonym as user_pseudonym,
         {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }} as email
     from users
-    inner join vault on users.user_id = vault.subject_id
+    inner join vault on users.user_pseudonym = vault.subject_pseudonym
 ),
 
 checked as (
