@@ -157,18 +157,24 @@ def bronze_encounter_counts() -> str:
     )
 
 
-def assert_history_names_by_pseudonym_only(
-    spark: Any, relation: str, column: str, subject_id: str, pseudonym: str
-) -> None:
-    """The version of `relation` before the subject's erasure, and the pre-images its
-    erasure left in the Change Data Feed: no value of any column is the source id, and
-    the subject's rows are there under `column` = the pseudonym."""
+def version_before_erasure(spark: Any, relation: str, subject_id: str) -> int:
+    """The version of `relation` just before the subject's erasure (its evidence)."""
     version = spark.sql(
         "select min(version_before) from privacy.erasure_evidence as evidence "
         "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
         f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
     ).first()[0]
     assert version is not None, f"no erasure evidence for {relation}"
+    return int(version)
+
+
+def assert_history_names_by_pseudonym_only(
+    spark: Any, relation: str, column: str, subject_id: str, pseudonym: str
+) -> None:
+    """The version of `relation` before the subject's erasure, and the pre-images its
+    erasure left in the Change Data Feed: no value of any column is the source id, and
+    the subject's rows are there under `column` = the pseudonym."""
+    version = version_before_erasure(spark, relation, subject_id)
     history = spark.sql(f"select * from {relation} version as of {version}")
     erased = spark.sql(
         f"select * from table_changes('{relation}', {version + 1}) "

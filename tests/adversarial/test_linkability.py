@@ -32,7 +32,11 @@ from pyspark.sql import SparkSession
 
 from python_jobs import forensic_scan, purge
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only
+from tests.dbt_harness import (
+    DbtProject,
+    assert_history_names_by_pseudonym_only,
+    version_before_erasure,
+)
 
 pytestmark = pytest.mark.functional
 
@@ -104,13 +108,8 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
     none opens with a key left in the vault."""
     subject_id, pseudonym = erased
     subject, ciphers = HEALTH[relation]
-    who = subject_id if subject == "patient_id" else pseudonym
-    version = spark.sql(
-        "select min(version_before) from privacy.erasure_evidence as evidence "
-        "inner join privacy.erasure_requests as requests on requests.request_id = evidence.request_id "
-        f"where requests.subject_id = '{subject_id}' and evidence.relation = '{relation}'"
-    ).first()[0]
-    assert version is not None, f"no erasure evidence for {relation}"
+    who = pseudonym  # every layer names the patient by pseudonym
+    version = version_before_erasure(spark, relation, subject_id)
     sent = spark.sql(
         "select upper(diagnosis_code) as code, cost from landing.encounters "
         f"where patient_id = '{subject_id}'"
