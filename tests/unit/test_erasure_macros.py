@@ -55,7 +55,7 @@ def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
     )
     orders, patients = (part.strip() for part in sql.split(";") if part.strip())
     assert orders.startswith("merge into bronze.orders as target")
-    assert "when matched then update set" in orders and "target.`user_id` = null" in orders
+    assert "when matched then update set" in orders and "target.`user_pseudonym` = null" in orders
     assert "delete" not in orders
     # the order id, a direct identifier the web shop links to the user, is anonymized
     # with the tombstone key, read once into the MERGE's source
