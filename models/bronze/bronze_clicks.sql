@@ -27,12 +27,15 @@ final as (
         events.url,
         events.clicked_at,
         events.device,
-        {#- A click from an unknown user keeps no address: there is no key to hold it. -#}
+        {#- A click naming no user keeps no address: there is no key to hold it. One of a
+            user the vault has no key for waits (macro cdc_event_has_key). -#}
         {{ gdpr_lakehouse.encrypt_pii('events.ip_address', 'vault.data_key') }} as ip_address_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     left join vault on events.user_id = vault.subject_id
-    where {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}
+    where
+        {{ gdpr_lakehouse.not_tombstoned('events.user_id') }}
+        and {{ gdpr_lakehouse.cdc_event_has_key('events', 'user_id') }}
 )
 
 select * from final

@@ -10,7 +10,8 @@
     with the patient's key, like the direct identifiers, so every copy history keeps
     (time travel, the Change Data Feed) is unreadable once the key is destroyed. The
     vault keys every patient an encounter names (subject_feeds); an encounter without
-    a patient keeps neither: there is no key to hold them. The patient is named by
+    a patient keeps neither: there is no key to hold them; one of a patient the vault
+    has no key for waits (macro cdc_event_has_key). The patient is named by
     the pseudonym the vault gives them, never by the hospital's id: once the key is
     destroyed, nothing maps any version of this table back to the patient. -#}
 {{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost', 'patient_id'],
@@ -36,7 +37,9 @@ final as (
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     left join vault on events.patient_id = vault.subject_id
-    where {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}
+    where
+        {{ gdpr_lakehouse.not_tombstoned('events.patient_id') }}
+        and {{ gdpr_lakehouse.cdc_event_has_key('events', 'patient_id') }}
 )
 
 select * from final

@@ -12,7 +12,9 @@
     keyed by its anonymized_record_id, not by the id the web shop links to the user
     (macro kept_record_key), as gdpr_erase leaves it. The user is named by the
     pseudonym the vault gives them (the vault keys every user an order names), never
-    by the web shop's id. -#}
+    by the web shop's id. A living user's order with no key in the vault waits
+    (macro cdc_event_has_key): stored, it would read as an erased user's anonymized
+    order for good. -#}
 {{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
     'dbt build --full-refresh --select bronze_orders+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 -- depends_on: {{ ref('bronze_rejected_events') }}
@@ -31,12 +33,18 @@ vault as (
 incoming as (
     select
         events.event_record_key as order_id,
-        case when {{ gdpr_lakehouse.not_tombstoned('events.user_id') }} then vault.subject_pseudonym end as user_pseudonym,
+        case when events.living_user_id is not null then vault.subject_pseudonym end as user_pseudonym,
         events.amount,
         events.ordered_at,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
-    from events
+    from (
+        select
+            *,
+            {{ gdpr_lakehouse.unless_tombstoned('events.user_id') }} as living_user_id
+        from events
+    ) as events
     left join vault on events.user_id = vault.subject_id
+    where {{ gdpr_lakehouse.cdc_event_has_key('events', 'living_user_id') }}
 ),
 
 {% if is_incremental() -%}

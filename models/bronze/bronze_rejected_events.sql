@@ -39,21 +39,22 @@ with vault as (
         cast(events.{{ entity.key }} as string) as record_key,
         {%- endif %}
         {% if entity.anonymize -%}
-        {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
+        events.living_subject_id as subject_id,
         {%- else -%}
         events.{{ entity.subject }} as subject_id,
         {%- endif %}
         events._source_ts as source_updated_at,
         coalesce(
-            {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }}
-            {%- if entity.keyed %},
-            case when events.event_op != 'delete' and vault.subject_id is null then 'no key in the vault for the subject' end
-            {%- endif %}
+            {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }},
+            case when not {{ gdpr_lakehouse.cdc_event_has_key('events', 'living_subject_id') }} then 'no key in the vault for the subject' end
         ) as reason
-    from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
-    {% if entity.keyed -%}
-    left join vault on events.{{ entity.key }} = vault.subject_id
-    {% endif -%}
+    from (
+        select
+            *,
+            {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as living_subject_id
+        from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
+    ) as events
+    left join vault on events.{{ entity.subject }} = vault.subject_id
     {% if not entity.anonymize -%}
     where {{ gdpr_lakehouse.not_tombstoned('events.' ~ entity.subject) }}
     {%- endif %}

@@ -4,8 +4,8 @@
     landing zone (source time, then delete > update > insert; a key whose newest event
     is a delete is absent), recomputed here from the landing files. Keys of erased
     subjects are skipped (orders are kept, anonymized, under their anonymous id: macro
-    kept_record_key), and so are subjects the vault
-    has no key for (bronze.rejected_events lists them). A subject's own record is
+    kept_record_key), and so are events waiting for their subject's vault key
+    (bronze.rejected_events lists them: macro cdc_event_has_key). A subject's own record is
     stored under the pseudonym the vault gives its key (cdc_landing_entities
     stored_key). Fails after files land and
     before the next build (meta.fix). -#}
@@ -33,13 +33,21 @@ with vault as (
         {%- endif %}
         newest._source_ts as source_updated_at,
         newest.event_op_rank as source_op_rank
-    from {{ entity.name }}_newest as newest
-    {% if entity.keyed -%}
-    inner join vault on newest.{{ entity.key }} = vault.subject_id
-    {% endif -%}
-    {% if not entity.anonymize -%}
-    where {{ gdpr_lakehouse.not_tombstoned('newest.' ~ entity.subject) }}
-    {%- endif %}
+    from (
+        select
+            *,
+            {{ gdpr_lakehouse.unless_tombstoned('newest.' ~ entity.subject) }} as living_subject_id
+        from {{ entity.name }}_newest as newest
+    ) as newest
+    left join vault on newest.{{ entity.subject }} = vault.subject_id
+    where
+        {{ gdpr_lakehouse.cdc_event_has_key('newest', 'living_subject_id') }}
+        {%- if entity.keyed %}
+        and vault.subject_id is not null
+        {%- endif %}
+        {%- if not entity.anonymize %}
+        and {{ gdpr_lakehouse.not_tombstoned('newest.' ~ entity.subject) }}
+        {%- endif %}
 ),
 
 {{ entity.name }}_differences as (

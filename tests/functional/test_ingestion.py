@@ -137,8 +137,9 @@ def _statuses(result) -> list[str]:
 @pytest.fixture(scope="module")
 def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
     build_once(dbt, spark)
-    for stale in (landing_dir() / "patients").glob(f"{PREFIX}*"):
-        stale.unlink()
+    for entity in ("patients", "encounters", "clicks", "orders"):
+        for stale in (landing_dir() / entity).glob(f"{PREFIX}*"):
+            stale.unlink()
     mark = spark.sql("select max(source_updated_at) from bronze.patients").first()[0]
     return {"t0": mark.replace(tzinfo=UTC) - timedelta(days=10)}
 
@@ -300,3 +301,82 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     assert _statuses(dbt.invoke("test", "--select", "bronze_applies_every_landing_event")) == [
         "pass"
     ]
+
+
+def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_it(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """An encounter, a click or an order bronze reads before the vault keys its subject
+    (bronze run without privacy_subject_keys; a key lost from the vault) is not stored
+    keyless: stored, the encounter would lose its diagnosis and cost for good, the
+    click its address, and the order of a living user would read as an erased user's
+    anonymized order (user_pseudonym null), since re-reading the file applies only
+    newer events. It waits, listed with its rule, and is applied once the key exists."""
+    t0 = lakehouse["t0"]
+    patient, user = "P8000300", "U8000300"
+    events = {
+        "encounters": (
+            "encounter_id",
+            "E8000300",
+            {"patient_id": patient, "admitted_at": t0, "diagnosis_code": "J45.0"}
+            | {"department_id": "D01", "cost": 1234.5},
+        ),
+        "clicks": (
+            "click_id",
+            "C8000300",
+            {"user_id": user, "url": "/cart", "clicked_at": t0, "device": "mobile"}
+            | {"ip_address": "198.51.100.7"},
+        ),
+        "orders": (
+            "order_id",
+            "O8000300",
+            {"user_id": user, "amount": 42.0, "ordered_at": t0},
+        ),
+    }
+    for entity, (key, record, row) in events.items():
+        row = {key: record, **row, "_op": "insert", "_source_ts": t0}
+        path = landing_dir() / entity / f"{PREFIX}keyless.parquet"
+        pq.write_table(pa.Table.from_pylist([row], schema=generate.SCHEMAS[entity]), path)
+    bronze = [f"bronze_{entity}" for entity in events]
+    readers = ["bronze_landing_batch", "bronze_cdc_deletes", "bronze_rejected_events"]
+
+    def stored(entity: str) -> list[dict]:
+        key, record, _ = events[entity]
+        subject = "patient_pseudonym" if entity == "encounters" else "user_pseudonym"
+        secret = {"encounters": "diagnosis_code_enc", "clicks": "ip_address_enc"}
+        rows = spark.sql(
+            f"select {subject} as pseudonym, {secret.get(entity, 'null')} as secret "
+            f"from bronze.{entity} where {key} = '{record}'"
+        ).collect()
+        return [row.asDict() for row in rows]
+
+    def waiting() -> set[tuple]:
+        rows = spark.sql(
+            "select entity, record_key, reason from bronze.rejected_events "
+            f"where source_file = '{PREFIX}keyless.parquet'"
+        ).collect()
+        return {(r["entity"], r["record_key"], r["reason"]) for r in rows}
+
+    dbt.invoke("run", "--select", *readers, *bronze)
+    keyless = {entity: rows for entity in events if (rows := stored(entity))}
+    assert keyless == {}, f"stored with no key: {keyless}"
+    assert waiting() == {
+        (entity, record, "no key in the vault for the subject")
+        for entity, (_, record, _) in events.items()
+    }
+
+    dbt.invoke("run", "--select", *readers, "privacy_subject_keys", *bronze)
+    keys = dict(
+        spark.sql(
+            "select subject_id, subject_pseudonym from privacy.subject_keys "
+            f"where subject_id in ('{patient}', '{user}')"
+        ).collect()
+    )
+    for entity in events:
+        subject = patient if entity == "encounters" else user
+        [row] = stored(entity)
+        assert row["pseudonym"] == keys[subject], (entity, row)
+        assert entity == "orders" or row["secret"] is not None, (entity, row)
+    assert waiting() == set()
+    check = ("test", "--select", "bronze_applies_every_landing_event")
+    assert _statuses(dbt.invoke(*check)) == ["pass"]
