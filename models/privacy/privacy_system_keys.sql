@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        post_hook=["{{ gdpr_lakehouse.wrap_system_keys(this) }}"],
     )
 }}
 
@@ -11,7 +12,10 @@
     `tombstone`, the key of the hashes in privacy.erasure_tombstones. No subject's, so
     never erased or shredded; append-only and never rebuilt (full_refresh=false); its
     history is kept 30 days, so a lost row is recovered with Delta's RESTORE. Stored
-    as is, whatever var key_envelope says: tombstone hashes never depend on the mode.
+    like the data keys: wrapped by the key-encryption key when the envelope is on
+    (macro tombstone_key unwraps it inside each statement), so a reader of this table
+    cannot recompute a tombstone hash or an anonymous record id. A key stored plain by
+    an older version is wrapped by the post-hook (wrap_system_keys).
 
     Fail closed: while tombstones exist, a missing or duplicated key stops the build
     (macro check_system_keys) instead of minting a new key, which would let every erased
@@ -33,12 +37,13 @@ with minted as (
         'tombstone' as key_name,
         {% if legacy -%}
         (
-            select {{ gdpr_lakehouse.unwrap_key('legacy.data_key') }}
+            {#- stored as the vault stores its keys: in this lakehouse's mode -#}
+            select legacy.data_key
             from {{ legacy }} as legacy
             where legacy.subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}'
         )
         {%- else -%}
-        {{ gdpr_lakehouse.new_data_key("'tombstone'") }}
+        {{ gdpr_lakehouse.wrap_key(gdpr_lakehouse.new_data_key("'tombstone'")) }}
         {%- endif %} as key_value,
         current_timestamp() as created_at
 )

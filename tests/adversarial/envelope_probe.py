@@ -38,6 +38,38 @@ def main() -> int:
     if not run.success:
         print("PROBE " + json.dumps({"error": f"dbt run failed: {run.exception or run.result}"}))
         return 1
+    # the tombstone key as a table reader finds it, and the hash of one id the pipeline
+    # computes with it (a tombstone of that id would hold this hash)
+    spark = SparkSession.builder.getOrCreate()
+    subject = "P0000001"
+    hashed = dbtRunner().invoke(
+        [
+            "show",
+            "--inline",
+            "select {{ gdpr_lakehouse.tombstone_hash(\"'" + subject + "'\") }} as h",
+            "--vars",
+            variables,
+            *PROJECT,
+        ]
+    )
+    if not hashed.success:
+        print("PROBE " + json.dumps({"error": f"dbt show failed: {hashed.exception}"}))
+        return 1
+    tombstone = _tombstone_key(spark, subject)
+    # a lakehouse an older version made: its tombstone key stored plain; the next build
+    # wraps it, and it is still the same key
+    spark.sql(
+        "merge into privacy.system_keys as stored using (select key_name, "
+        "coalesce(try_aes_decrypt(key_value, unhex(java_method('java.lang.System', 'getenv', "
+        "'LAKEHOUSE_KEK')), 'GCM'), key_value) as plain "
+        "from privacy.system_keys) as wrapped on stored.key_name = wrapped.key_name "
+        "when matched then update set stored.key_value = wrapped.plain"
+    )
+    unwrapped = _tombstone_key(spark, subject)
+    rebuilt = dbtRunner().invoke(
+        ["run", "--select", "privacy_system_keys", "--vars", variables, *PROJECT]
+    )
+    migrated = _tombstone_key(spark, subject) if rebuilt.success else {}
     # a table user's query through dbt, against the pipeline's own session
     show = dbtRunner().invoke(
         ["show", "--inline", "select '${env:LAKEHOUSE_KEK}' as probe", *PROJECT]
@@ -46,7 +78,6 @@ def main() -> int:
         [] if not show.success else [list(row) for row in show.result.results[0].agate_table.rows]
     )
     # dbt's own session (the JVM's default one; dbt ran it on another thread)
-    spark = SparkSession.builder.getOrCreate()
     view_text = {
         view: "\n".join(row[0] for row in spark.sql(f"show create table {view}").collect())
         for view in ("privacy.patients_masked", "privacy.users_masked")
@@ -63,10 +94,28 @@ def main() -> int:
                 "patients": counts[0],
                 "names_revealed": counts[1],
                 "emails_revealed": counts[2],
+                "pipeline_hash": hashed.result.results[0].agate_table.rows[0][0],
+                "tombstone_key": tombstone,
+                "tombstone_key_left_plain": unwrapped,
+                "tombstone_key_after_build": migrated,
             }
         )
     )
     return 0
+
+
+def _tombstone_key(spark: SparkSession, subject: str) -> dict:
+    """The stored tombstone key as a reader of privacy.system_keys sees it: its length,
+    the hash a reader computes with it as if it were the key, and (with the KEK the
+    probe holds) the key it wraps."""
+    row = spark.sql(
+        "select length(key_value) as bytes, "
+        f"sha2(concat(key_value, encode('{subject}', 'utf-8')), 256) as reader_hash, "
+        "hex(coalesce(try_aes_decrypt(key_value, "
+        "unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')), 'GCM'), key_value)) "
+        "as key from privacy.system_keys where key_name = 'tombstone'"
+    ).first()
+    return row.asDict()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,12 @@ Guarantees held here (one lakehouse made with the envelope, in its own process):
   metastore, not in a view's text, not in a Delta log, not in compiled SQL;
 - the masked views' stored text names the environment variable, never its value;
 - `${env:...}` in a table user's query (here `dbt show --inline`) is not substituted;
-- a PII reader who holds the KEK still reads clear values through the masked views.
+- a PII reader who holds the KEK still reads clear values through the masked views;
+- the tombstone key is stored wrapped like the data keys: a reader of
+  privacy.system_keys cannot recompute a tombstone hash from a source id (and so
+  cannot tell who was erased, find a kept order by the shop's id, or pair a
+  tombstone with a pseudonym); a key an older version stored plain is wrapped by the
+  next build, and is still the same key.
 On local and thrift any SQL session of a process that holds the KEK can still call
 `java_method('java.lang.System', 'getenv', ...)` (the views read it so): README, "Who can
 read what".
@@ -112,3 +117,29 @@ def test_a_pii_reader_with_the_kek_still_reads_clear_values(envelope: tuple[Path
     assert result["patients"] > 0
     assert result["names_revealed"] == result["patients"]
     assert result["emails_revealed"] == result["patients"]
+
+
+def test_a_reader_of_the_system_keys_cannot_recompute_a_tombstone_hash(
+    envelope: tuple[Path, dict],
+) -> None:
+    """Attack: read privacy.system_keys and hash a source id with what it holds, as the
+    pipeline hashes it for a tombstone. Guarantee: the key is stored wrapped (60 bytes:
+    IV, key, tag), and the reader's hash is not the pipeline's."""
+    _, result = envelope
+    key = result["tombstone_key"]
+    assert len(result["pipeline_hash"]) == 64
+    assert key["bytes"] == 60, f"privacy.system_keys stores the tombstone key plain: {key}"
+    assert key["reader_hash"] != result["pipeline_hash"]
+
+
+def test_a_plain_tombstone_key_left_by_an_older_version_is_wrapped_by_the_next_build(
+    envelope: tuple[Path, dict],
+) -> None:
+    """A lakehouse made with the envelope by an older version holds its tombstone key
+    plain. Guarantee: `dbt run --select privacy_system_keys` wraps it in place, and it is
+    still the same key (every tombstone keeps matching)."""
+    _, result = envelope
+    plain, after = result["tombstone_key_left_plain"], result["tombstone_key_after_build"]
+    assert plain["bytes"] == 32
+    assert after["bytes"] == 60, f"the build left the tombstone key plain: {after}"
+    assert after["key"] == plain["key"] == result["tombstone_key"]["key"]
