@@ -24,24 +24,60 @@ PROJECT = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT)]
 def main() -> int:
     generate.main(["--patients", "12"])
     variables = json.dumps({"key_envelope": True, "pii_readers": [os.environ["SPARK_USER"]]})
-    run = dbtRunner().invoke(
+    run = dbtRunner().invoke(["build", "--vars", variables, *PROJECT])
+    if not run.success:
+        failed = [
+            f"{result.node.name}: {result.message}"
+            for result in (run.result.results if run.result else [])
+            if str(result.status) in ("error", "fail")
+        ]
+        print("PROBE " + json.dumps({"error": f"dbt build failed: {run.exception or failed}"}))
+        return 1
+    spark = SparkSession.builder.getOrCreate()
+    subject = "P0000001"
+    # an erasure, a restore of bronze to before it and the compliance test that looks
+    # for erased subjects, in this mode: each hashes ids under the unwrapped key
+    pseudonym = spark.sql(
+        f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
+    ).first()[0]
+    erase = dbtRunner().invoke(
         [
-            "run",
-            "--select",
-            "+privacy_patients_masked",
-            "+privacy_users_masked",
-            "--vars",
-            variables,
+            "run-operation",
+            "gdpr_erase",
+            "--args",
+            json.dumps({"subject_ids": [subject], "reason": "envelope probe"}),
             *PROJECT,
         ]
     )
-    if not run.success:
-        print("PROBE " + json.dumps({"error": f"dbt run failed: {run.exception or run.result}"}))
-        return 1
-    # the tombstone key as a table reader finds it, and the hash of one id the pipeline
-    # computes with it (a tombstone of that id would hold this hash)
-    spark = SparkSession.builder.getOrCreate()
-    subject = "P0000001"
+    before = spark.sql(
+        "select min(version_before) from privacy.erasure_evidence "
+        "where relation = 'bronze.encounters' and action != 'reapply'"
+    ).first()[0]
+    restore = dbtRunner().invoke(
+        [
+            "run-operation",
+            "restore_version",
+            "--args",
+            json.dumps({"model": "bronze_encounters", "version": before}),
+            *PROJECT,
+        ]
+    )
+    left = spark.sql(
+        f"select count(*) from bronze.encounters where patient_pseudonym = '{pseudonym}'"
+    ).first()[0]
+    check = dbtRunner().invoke(["test", "--select", "no_erased_subject_present", *PROJECT])
+    erasure = {
+        "erased": erase.success,
+        "restored": restore.success,
+        "rows_after_restore": left,
+        "compliance": [
+            str(r.status)
+            for r in (check.result.results if check.result else [])
+            if r.node.resource_type == "test"
+        ],
+    }
+    # the tombstone key as a table reader finds it, and the hash of the erased id the
+    # pipeline computes with it (the tombstone holds it)
     hashed = dbtRunner().invoke(
         [
             "show",
@@ -98,6 +134,13 @@ def main() -> int:
                 "tombstone_key": tombstone,
                 "tombstone_key_left_plain": unwrapped,
                 "tombstone_key_after_build": migrated,
+                "tombstones": [
+                    row[0]
+                    for row in spark.sql(
+                        "select subject_hash from privacy.erasure_tombstones"
+                    ).collect()
+                ],
+                "erasure": erasure,
             }
         )
     )

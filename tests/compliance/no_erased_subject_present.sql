@@ -20,10 +20,13 @@
 select
     '{{ step.relation_name }}' as relation,
     count(*) as rows_of_erased_subjects
-from {{ step.relation }} as target
+from (
+    {#- hashed in a projection: macro tombstone_hash -#}
+    select {{ gdpr_lakehouse.tombstone_hash('data.' ~ adapter.quote(step.key), keys=ctx.system_keys) }} as erase_hash
+    from {{ step.relation }} as data
+) as target
 left semi join {{ ctx.tombstones }} as tombstones
-    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }}
-        = {{ gdpr_lakehouse.tombstone_hash('target.' ~ adapter.quote(step.key), keys=ctx.system_keys) }}
+    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }} = target.erase_hash
 having count(*) > 0
 {{ 'union all' if not loop.last }}
 {%- endfor %}

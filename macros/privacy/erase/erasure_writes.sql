@@ -1,24 +1,39 @@
 {# gdpr_erase's writes: the tombstones first, then one batched MERGE per relation of the plan. #}
 
+{#- The batch's tombstones, each with the subject's pseudonym read from the vault (the
+    key still exists: this is the erasure's first write) and its hash. The tombstone
+    keeps the pseudonym while the erasure runs (a resumed run reads it there:
+    _batch_base) and drops it when the requests are erased (_unlink_erased_sql); the
+    request log never holds it. -#}
 {% macro _tombstone_sql(ctx) -%}
 merge into {{ ctx.tombstones }} as tombstones
 using (
     select
-        {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash,
-        min(request_id) as request_id,
-        min(subject_type) as subject_type,
-        min(subject_pseudonym) as subject_pseudonym
-    from {{ ctx.requests }}
-    where status = 'erasing'
-    group by subject_id
+        subject_hash,
+        request_id,
+        subject_type,
+        subject_pseudonym,
+        {{ gdpr_lakehouse.tombstone_hash('subject_pseudonym', keys=ctx.system_keys) }} as pseudonym_hash
+    from (
+        select
+            {{ gdpr_lakehouse.tombstone_hash('requests.subject_id', keys=ctx.system_keys) }} as subject_hash,
+            min(requests.request_id) as request_id,
+            min(requests.subject_type) as subject_type,
+            coalesce(min(requests.subject_pseudonym), min(vault.subject_pseudonym)) as subject_pseudonym
+        from {{ ctx.requests }} as requests
+        left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
+        where requests.status = 'erasing'
+        group by requests.subject_id
+    ) as batch
 ) as erased
 on tombstones.subject_hash = erased.subject_hash
 when matched and tombstones.pseudonym_hash is null and erased.subject_pseudonym is not null then update set
-    pseudonym_hash = {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }},
+    subject_pseudonym = erased.subject_pseudonym,
+    pseudonym_hash = erased.pseudonym_hash,
     subject_type = erased.subject_type
 when not matched then insert (subject_hash, request_id, erased_at, subject_type, subject_pseudonym, pseudonym_hash)
-values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, null,
-        {{ gdpr_lakehouse.tombstone_hash('erased.subject_pseudonym', keys=ctx.system_keys) }})
+values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, erased.subject_pseudonym,
+        erased.pseudonym_hash)
 {%- endmacro %}
 
 {#- The batch as (request_id, erase_key) for one relation: the subject id or its

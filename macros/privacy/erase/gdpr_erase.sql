@@ -134,6 +134,7 @@
     {%- do run_query(gdpr_lakehouse._evidence_sql(outcomes, ctx)) -%}
     {%- do gdpr_lakehouse._crash_point('evidence') -%}
     {%- do run_query(gdpr_lakehouse._complete_requests_sql(ctx)) -%}
+    {%- do run_query(gdpr_lakehouse._unlink_erased_sql(ctx)) -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set seconds = (modules.datetime.datetime.utcnow() - started).total_seconds() -%}
     {%- set by_relation = {} -%}

@@ -33,14 +33,15 @@ when matched then update set
 {%- endmacro %}
 
 {#- Claim open requests (and held ones whose hold was released) for this batch, with
-    the subject's type and pseudonym from the vault while the key still exists. -#}
+    the subject's type from the vault. Never its pseudonym: beside the subject id in
+    this table, it would map the id to the subject's history in every version the
+    table keeps (the erasure reads it from the tombstone: _batch_base). -#}
 {% macro _claim_requests_sql(ctx, ids) -%}
 merge into {{ ctx.requests }} as requests
 using (
     select
         requests.request_id,
-        vault.subject_type,
-        vault.subject_pseudonym
+        vault.subject_type
     from {{ ctx.requests }} as requests
     left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
     where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
@@ -55,7 +56,6 @@ when matched then update set
     status_reason = null,
     batch_id = '{{ ctx.batch }}',
     subject_type = coalesce(requests.subject_type, claim.subject_type),
-    subject_pseudonym = coalesce(requests.subject_pseudonym, claim.subject_pseudonym),
     updated_at = current_timestamp()
 {%- endmacro %}
 
@@ -69,8 +69,9 @@ when matched then update set
     updated_at = current_timestamp()
 {%- endmacro %}
 
-{#- Requests whose every relation is erased (or absent) become erased; the link
-    between id and pseudonym is dropped (the tombstone keeps the pseudonym). -#}
+{#- Requests whose every relation is erased (or absent) become erased (a pseudonym an
+    older version stored here is dropped); their tombstones then drop the pseudonym
+    and keep only its hash (_unlink_erased_sql). -#}
 {% macro _complete_requests_sql(ctx) -%}
 merge into {{ ctx.requests }} as requests
 using (
@@ -91,9 +92,47 @@ when matched then update set
     updated_at = current_timestamp()
 {%- endmacro %}
 
-{#- The requests being erased: claimed by this run or left `erasing` by an interrupted one. -#}
+{#- The tombstones of the requests just erased drop the pseudonym they held while the
+    erasure ran (a tombstone is shared by every request of its subject: not while one
+    of them is unfinished). The hash is computed in the source's projection (macro
+    tombstone_hash). -#}
+{% macro _unlink_erased_sql(ctx) -%}
+merge into {{ ctx.tombstones }} as tombstones
+using (
+    select {{ gdpr_lakehouse.tombstone_hash('done.subject_id', keys=ctx.system_keys) }} as subject_hash
+    from (
+        select distinct requests.subject_id
+        from {{ ctx.requests }} as requests
+        where requests.status = 'erased' and requests.batch_id = '{{ ctx.batch }}'
+            and not exists (
+                select 1 from {{ ctx.requests }} as open
+                where open.subject_id = requests.subject_id
+                    and open.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
+            )
+    ) as done
+) as erased
+on tombstones.subject_hash = erased.subject_hash
+when matched and tombstones.subject_pseudonym is not null then update set
+    subject_pseudonym = null
+{%- endmacro %}
+
+{#- The requests being erased: claimed by this run or left `erasing` by an interrupted
+    one, with the subject's pseudonym from its tombstone (written first by the
+    erasure, from the vault, and kept there until the erasure is done: a run resumed
+    after the key was shredded still finds it). -#}
 {% macro _batch_base(ctx) -%}
-select request_id, subject_id, subject_type, subject_pseudonym, batch_id
-from {{ ctx.requests }}
-where status = 'erasing'
+select
+    requests.request_id,
+    requests.subject_id,
+    requests.subject_type,
+    coalesce(requests.subject_pseudonym, tombstones.subject_pseudonym) as subject_pseudonym,
+    requests.batch_id
+from (
+    {#- hashed in a projection: macro tombstone_hash -#}
+    select *, {{ gdpr_lakehouse.tombstone_hash('subject_id', keys=ctx.system_keys) }} as subject_hash
+    from {{ ctx.requests }}
+    where status = 'erasing'
+) as requests
+left join {{ ctx.tombstones }} as tombstones
+    on tombstones.subject_hash = requests.subject_hash and tombstones.subject_pseudonym is not null
 {%- endmacro %}

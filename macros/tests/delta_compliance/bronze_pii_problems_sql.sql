@@ -30,19 +30,29 @@
                         {%- endfor %}
                     ) as (column_name, bad_rows)
                 from (
+                    {#- counted over flags computed in a projection: with the envelope
+                        on, unwrapping a key is non-deterministic (it reads the
+                        key-encryption key), which Spark refuses inside an aggregate -#}
                     select
                         {%- for column in spec.pii_columns %}
-                        count_if(
-                            data.{{ column }} is not null
-                            and (
-                                typeof(data.{{ column }}) != 'binary'
-                                or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
-                                or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
-                            )
-                        ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
+                        count_if(flags.bad_{{ loop.index }}) as bad_{{ loop.index }}{{ ',' if not loop.last }}
                         {%- endfor %}
-                    from {{ spec.relation }} as data
-                    left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
+                    from (
+                        select
+                            {%- for column in spec.pii_columns %}
+                            coalesce(
+                                data.{{ column }} is not null
+                                and (
+                                    typeof(data.{{ column }}) != 'binary'
+                                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
+                                    or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
+                                ),
+                                false
+                            ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
+                            {%- endfor %}
+                        from {{ spec.relation }} as data
+                        left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
+                    ) as flags
                 ) as counts
             ) as per_column
             where bad_rows > 0

@@ -14,16 +14,19 @@
 {% macro _erased_keys_sql(step, ctx, keys_sql=none) -%}
 select present.erase_key, min(tombstones.request_id) as request_id
 from (
-    {%- if keys_sql %}
-    {{ keys_sql }}
-    {%- else %}
-    select distinct {{ adapter.quote(step.key) }} as erase_key from {{ step.relation }}
-    where {{ adapter.quote(step.key) }} is not null
-    {%- endif %}
+    {#- hashed here, in a projection: macro tombstone_hash -#}
+    select erase_key, {{ gdpr_lakehouse.tombstone_hash('erase_key', keys=ctx.system_keys) }} as erase_hash
+    from (
+        {%- if keys_sql %}
+        {{ keys_sql }}
+        {%- else %}
+        select distinct {{ adapter.quote(step.key) }} as erase_key from {{ step.relation }}
+        where {{ adapter.quote(step.key) }} is not null
+        {%- endif %}
+    ) as keys
 ) as present
 inner join {{ ctx.tombstones }} as tombstones
-    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }}
-        = {{ gdpr_lakehouse.tombstone_hash('present.erase_key', keys=ctx.system_keys) }}
+    on tombstones.{{ 'pseudonym_hash' if step.key_kind == 'pseudonym' else 'subject_hash' }} = present.erase_hash
 group by present.erase_key
 {%- endmacro %}
 

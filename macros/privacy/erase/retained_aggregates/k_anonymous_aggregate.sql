@@ -74,8 +74,10 @@ with erased as (
 {% for side, version in [('now', latest)] + ([('before', consumed)] if counted else []) %}
 {#- an erased subject is in neither count -#}
 {{ side }}_cells as (
-    {{ gdpr_lakehouse.k_anonymous_cells('(select * from ' ~ upstream ~ ' version as of ' ~ version ~ ')', subject, cells, measures, joins,
-        'left anti join erased on erased.subject_hash = ' ~ gdpr_lakehouse.tombstone_hash('rows.' ~ subject)) }}
+    {#- each row's subject hashed in a projection (macro tombstone_hash) -#}
+    {{ gdpr_lakehouse.k_anonymous_cells('(select *, ' ~ gdpr_lakehouse.tombstone_hash(subject) ~ ' as erased_subject_hash from '
+            ~ upstream ~ ' version as of ' ~ version ~ ')', subject, cells, measures, joins,
+        'left anti join erased on erased.subject_hash = rows.erased_subject_hash') }}
 ),
 {% endfor %}
 {%- if kept is not none %}

@@ -1,3 +1,9 @@
+{#- A subject id hashed under the tombstone key, as tombstones hold it. With the envelope
+    on, the key is unwrapped by a non-deterministic expression (it reads the
+    key-encryption key from the environment), which Spark allows in a projection, a
+    filter or an aggregate, not in a join condition, an UPDATE or a DELETE: there, hash
+    in a projection of the side whose ids are hashed and join on that column (which
+    also keeps the join an equi-join). -#}
 {% macro tombstone_hash(id_expr, keys=none) -%}
     {{ return(adapter.dispatch('tombstone_hash', 'gdpr_lakehouse')(id_expr, keys)) }}
 {%- endmacro %}
