@@ -1,7 +1,7 @@
 {#- Post-hook of privacy.system_keys: with the envelope on, a key stored plain (a
     lakehouse made before system keys were wrapped) is wrapped by the key-encryption key
     in place, once. The plain bytes stay in the table's history until its files are
-    vacuumed (docs/operations.md). -#}
+    vacuumed (30 days: the table's file retention). -#}
 {% macro wrap_system_keys(relation) -%}
     {{ return(adapter.dispatch('wrap_system_keys', 'gdpr_lakehouse')(relation)) }}
 {%- endmacro %}
