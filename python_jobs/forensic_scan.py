@@ -8,9 +8,11 @@
     python -m python_jobs.forensic_scan --subject-id P0000123 --value "Ada Abbot"
 
 What it looks for (the needles): the subject's id; its pseudonym; its data key (as
-stored in the vault: raw, hex, base64); its personal data values (the PII columns the
-landing sources declare, captured into the witness file before erasure, or given with
---value). Ciphertext: every binary cell of a row that names the subject is tried
+stored in the vault: raw, hex, base64); the ids the source systems gave its records
+(an encounter, click or order id: each landing source's meta.privacy record_key),
+which the source links to the person; its personal data values (the PII and
+special-category columns the landing sources declare, captured into the witness file
+before erasure, or given with --value). Ciphertext: every binary cell of a row that names the subject is tried
 against the witness key (AES-GCM, as Spark's aes_encrypt); it is readable only while
 that key still exists somewhere.
 
@@ -26,6 +28,12 @@ fields); everything else is searched as bytes and as text.
 Each residue says where (area, relation, file, file kind), what (which needle, which
 column or log action, how many rows), and a verdict:
     readable     plaintext, an identifier, the key, or ciphertext whose key still exists
+    unlinkable   the pseudonym, in a Delta relation, once nothing maps it back to the
+                 person: the key is gone, no Delta relation holds the subject id or a
+                 source record id of theirs where it could be read, and the tombstone
+                 key is stored wrapped (key_envelope: with it plain, a reader of
+                 privacy.system_keys can hash an id and find the tombstone that names
+                 the pseudonym's hash)
     unreadable   ciphertext whose key is gone (crypto-shredded)
     retained     the subject id kept on purpose by a privacy control table (the record
                  of the request); its pseudonym there is readable (it links the id to
@@ -33,7 +41,10 @@ column or log action, how many rows), and a verdict:
 and, for rows of live data files, whether a query can still reach them (a deletion
 vector may mark a row deleted in a file the table still references).
 
-Exit status 1 when any readable residue remains, 0 otherwise, 2 for bad input.
+Exit status 1 when any readable residue remains, 0 otherwise, 2 for bad input. Right
+after gdpr_erase and before the purge, the landing zone and dbt's target/ and logs/
+still hold the subject id (the summary counts them apart): python -m python_jobs.purge
+removes them.
 Read-only: files are opened for reading and nothing else; no Spark, so it runs
 beside dbt and the jobs.
 """
@@ -76,7 +87,9 @@ from python_jobs.relations import DeltaRelation, delta_relations
 from python_jobs.request_states import is_subject_id, subject_id_pattern
 
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
-VERDICTS = ("readable", "unreadable", "retained")
+VERDICTS = ("readable", "unlinkable", "unreadable", "retained")
+# areas that hold Delta tables: what gdpr_erase answers for before any purge
+DELTA_AREAS = ("relations", "warehouse")
 AREAS = ("relations", "warehouse", "landing", "checkpoints", "reports", "exports", "dbt")
 MIN_VALUE_LENGTH = 4
 WITNESS_VERSION = 1
@@ -91,7 +104,7 @@ class ScanError(ProjectError):
 class Needle:
     """One thing to look for. ``label`` names it; the value itself is never printed."""
 
-    kind: str  # subject_id | pseudonym | key | pii
+    kind: str  # subject_id | pseudonym | record_id | key | pii
     label: str
     value: bytes
 
@@ -112,11 +125,15 @@ class Witness:
     pseudonym: str | None = None
     key: bytes | None = None
     values: list[dict[str, str]] = field(default_factory=list)
+    # the ids the source systems gave the subject's records: {column, value}
+    records: list[dict[str, str]] = field(default_factory=list)
 
     def needles(self) -> list[Needle]:
         needles = [Needle("subject_id", "subject id", self.subject_id.encode())]
         if self.pseudonym:
             needles.append(Needle("pseudonym", "pseudonym", self.pseudonym.encode()))
+        for item in self.records:
+            needles.append(Needle("record_id", item["column"], item["value"].encode()))
         if self.key:
             needles.append(Needle("key", "data key", self.key))
         for item in self.values:
@@ -135,7 +152,7 @@ class Residue:
     where: str  # column, log action, or "bytes"
     rows: int  # rows (Parquet) or occurrences (other files)
     reachable: bool  # a query on the current version returns it
-    verdict: str  # readable | unreadable | retained
+    verdict: str  # readable | unlinkable | unreadable | retained
 
 
 @dataclass
@@ -216,13 +233,21 @@ def capture_witness(
     seen: set[tuple[str, str]] = set()
     for source in graph.get("sources", {}).values():
         privacy = (source.get("meta") or {}).get("privacy") or {}
-        key, pii = privacy.get("subject_key"), privacy.get("pii_columns") or []
+        key = privacy.get("subject_key")
+        pii = [*(privacy.get("pii_columns") or []), *(privacy.get("special_category") or [])]
+        record = privacy.get("record_key")
         folder = landing / source["identifier"]
-        if not key or not pii or not folder.is_dir():
+        if not key or not (pii or record) or not folder.is_dir():
             continue
-        table = pq.read_table(folder, columns=[key, *pii])
+        table = pq.read_table(folder, columns=[key, *pii, *([record] if record else [])])
         mine = table.filter(pc.equal(table.column(key), subject_id))
         others = table.filter(pc.not_equal(table.column(key), subject_id))
+        if record:
+            ids = {_text(v) for v in mine.column(record).to_pylist() if v is not None}
+            witness.records += [
+                {"column": f"{source['name']}.{record}", "value": value}
+                for value in sorted(ids - {None})
+            ]
         for column in pii:
             taken = {_text(v) for v in others.column(column).to_pylist() if v is not None}
             for value in mine.column(column).to_pylist():
@@ -252,6 +277,7 @@ def write_witness(witness: Witness, path: Path) -> None:
         "pseudonym": witness.pseudonym,
         "key_hex": witness.key.hex() if witness.key else None,
         "values": witness.values,
+        "records": witness.records,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     # personal data and a key: readable by its owner only
@@ -279,11 +305,20 @@ def read_witness(path: Path) -> Witness:
         for v in values
     ):
         raise ScanError(f"witness file {path}: values must be a list of {{column, value}}")
+    # a witness captured before record ids were: none to look for
+    records = data.get("records") or []
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("value"), str) and isinstance(r.get("column"), str)
+        for r in records
+    ):
+        raise ScanError(f"witness file {path}: records must be a list of {{column, value}}")
     try:
         key = bytes.fromhex(data["key_hex"]) if data.get("key_hex") else None
     except ValueError:
         raise ScanError(f"witness file {path}: key_hex is not hex") from None
-    return Witness(subject_id, data.get("subject_type"), data.get("pseudonym"), key, values)
+    return Witness(
+        subject_id, data.get("subject_type"), data.get("pseudonym"), key, values, records
+    )
 
 
 def data_key(stored: bytes | None) -> bytes | None:
@@ -446,7 +481,7 @@ def scan_parquet(
     their binary cells tried against the key."""
     found: dict[tuple[str, Needle], set[int]] = {}
     cipher: dict[str, set[int]] = {}
-    identities = [n for n in needles if n.kind in ("subject_id", "pseudonym")]
+    identities = [n for n in needles if n.kind in ("subject_id", "pseudonym", "record_id")]
     parquet = pq.ParquetFile(path)
     offset = 0
     for batch in parquet.iter_batches(batch_size=65_536):
@@ -598,6 +633,19 @@ def scan(
                 else:
                     pending.append((place, path, kind, hit, kind == "data (live)"))
     key_found = any(hit.needle.kind == "key" for _, _, _, hit, _ in pending)
+    # what could map the pseudonym back to the person, from the tables alone
+    links = [
+        f"{place.location}: {hit.needle.label}"
+        for place, _, _, hit, _ in pending
+        if place.name in DELTA_AREAS
+        and hit.needle.kind in ("subject_id", "record_id")
+        and _verdict(place, hit.needle, key_found) == "readable"
+    ]
+    if key_found:
+        links.append("the subject's key")
+    if tombstone_key_plain(relations, warehouse):
+        links.append("the tombstone key, stored plain in privacy.system_keys (key_envelope off)")
+    stats["pseudonym_linked_by"] = sorted(set(links))
     residues = []
     for place, path, kind, hit, reachable in pending:
         residues.append(
@@ -611,7 +659,7 @@ def scan(
                 where=hit.where,
                 rows=len(hit.rows),
                 reachable=reachable,
-                verdict=_verdict(place, hit.needle, key_found),
+                verdict=_verdict(place, hit.needle, key_found, linked=bool(links)),
             )
         )
     stats["seconds"] = round(time.perf_counter() - started, 2)
@@ -619,7 +667,7 @@ def scan(
     return residues, stats
 
 
-def _verdict(place: Area, needle: Needle, key_found: bool) -> str:
+def _verdict(place: Area, needle: Needle, key_found: bool, linked: bool = True) -> str:
     if needle.kind == "ciphertext":
         return "readable" if key_found else "unreadable"
     privacy = place.relation.privacy if place.relation else {}
@@ -627,7 +675,26 @@ def _verdict(place: Area, needle: Needle, key_found: bool) -> str:
     # the pseudonym there would map that id to the subject's history: readable
     if needle.kind == "subject_id" and privacy.get("role") == "control":
         return "retained"
+    # the pseudonym in a Delta table that does not name the subject by id, once nothing
+    # left in the tables maps it back (scan: the key, an id, a record id, a plain
+    # tombstone key): a random token
+    names_by_id = privacy.get("subject_key") and privacy.get("subject_key_kind", "id") == "id"
+    if needle.kind == "pseudonym" and place.name in DELTA_AREAS and not names_by_id and not linked:
+        return "unlinkable"
     return "readable"
+
+
+def tombstone_key_plain(relations: list[DeltaRelation], warehouse: Path) -> bool:
+    """True unless privacy.system_keys (meta.privacy role: system) holds exactly one
+    tombstone key, wrapped by the key-encryption key (60 bytes: IV, key, tag). Plain,
+    anyone who reads the table can hash a source id and find its tombstone, which
+    names the pseudonym's hash; missing or unreadable, nothing proves otherwise."""
+    system = next((r for r in relations if r.privacy.get("role") == "system"), None)
+    rows = live_rows(system.path(warehouse)) if system is not None else None
+    if rows is None or "key_name" not in rows.column_names:
+        return True
+    keys = [r["key_value"] for r in rows.to_pylist() if r["key_name"] == "tombstone"]
+    return len(keys) != 1 or keys[0] is None or len(keys[0]) != 60
 
 
 # -- the command --------------------------------------------------------------------
@@ -701,7 +768,8 @@ def main(argv: list[str] | None = None) -> int:
         write_witness(witness, args.capture_witness)
         print(
             f"forensic_scan: witness of {subject} ({witness.subject_type}) written to "
-            f"{args.capture_witness} (mode 600): pseudonym, data key, {len(witness.values)} PII value(s). "
+            f"{args.capture_witness} (mode 600): pseudonym, data key, {len(witness.records)} source "
+            f"record id(s), {len(witness.values)} PII value(s). "
             "It is personal data: keep it safe, delete it after the final scan."
         )
         return 0
@@ -716,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     skip = frozenset({args.witness.resolve()} if args.witness else set())
     residues, stats = scan(witness, relations, warehouse, landing, selected, skip)
     readable = [r for r in residues if r.verdict == "readable"]
+    stats["readable_in_delta"] = sum(1 for r in readable if r.area in DELTA_AREAS)
     if args.json:
         print(
             json.dumps(
@@ -784,11 +853,17 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
     for r in residues:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     reachable = sum(1 for r in residues if r.reachable and r.verdict == "readable")
+    in_delta = stats.get("readable_in_delta", 0)
     print(
-        f"Summary: {counts.get('readable', 0)} readable ({reachable} reachable by a query), "
+        f"Summary: {counts.get('readable', 0)} readable ({reachable} reachable by a query; "
+        f"{in_delta} in Delta tables and their logs, {counts.get('readable', 0) - in_delta} in "
+        "the landing zone, dbt target/ and logs/ and the other areas: python -m python_jobs.purge "
+        f"removes those), {counts.get('unlinkable', 0)} unlinkable (pseudonym, nothing maps it back), "
         f"{counts.get('unreadable', 0)} unreadable (ciphertext, key gone), "
         f"{counts.get('retained', 0)} retained by contract."
     )
+    if counts.get("unlinkable", 0) == 0 and stats.get("pseudonym_linked_by"):
+        print(f"  the pseudonym is linkable by: {'; '.join(stats['pseudonym_linked_by'])}")
 
 
 def _short(name: str, width: int = 48) -> str:

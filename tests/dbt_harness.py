@@ -136,13 +136,21 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
         dbt.invoke("build")
 
 
+def record_ref(id_expr: str) -> str:
+    """SQL: a source record id as bronze stores it, hashed under the tombstone key
+    (macro anonymized_record_id, rendered by python_jobs.macros)."""
+    from python_jobs.macros import Macros
+
+    return Macros({}).anonymized_record_id(id_expr, keys="privacy.system_keys")
+
+
 def landed_encounters_of(patient_id: str) -> str:
-    """SQL predicate on encounter_id: the encounters landed for this patient. Bronze
+    """SQL predicate on encounter_ref: the encounters landed for this patient. Bronze
     names a patient only by pseudonym, and an erased patient has none left (a patient
     let in again by a fault would get a new one), so their rows are found by the
-    encounter ids the hospital sent."""
+    encounter ids the hospital sent, hashed as bronze stores them."""
     return (
-        "encounter_id in (select encounter_id from landing.encounters "
+        f"encounter_ref in (select {record_ref('encounter_id')} from landing.encounters "
         f"where patient_id = '{patient_id}')"
     )
 
@@ -168,22 +176,40 @@ def version_before_erasure(spark: Any, relation: str, subject_id: str) -> int:
     return int(version)
 
 
+def landed_record_ids(spark: Any, subject_id: str) -> list[str]:
+    """The ids the source systems gave the subject's records (encounters, clicks,
+    orders), read from the landing zone: each is linked to the person there."""
+    rows = spark.sql(
+        f"select encounter_id from landing.encounters where patient_id = '{subject_id}' "
+        f"union select click_id from landing.clicks where user_id = '{subject_id}' "
+        f"union select order_id from landing.orders where user_id = '{subject_id}'"
+    ).collect()
+    return sorted(row[0] for row in rows if row[0] is not None)
+
+
 def assert_history_names_by_pseudonym_only(
     spark: Any, relation: str, column: str, subject_id: str, pseudonym: str
 ) -> None:
     """The version of `relation` before the subject's erasure, and the pre-images its
-    erasure left in the Change Data Feed: no value of any column is the source id, and
-    the subject's rows are there under `column` = the pseudonym."""
+    erasure left in the Change Data Feed: no value of any column is the source id, nor
+    the id the source gave one of the subject's records (an encounter, click or order
+    id: looked up in the source, it names the person), and the subject's rows are there
+    under `column` = the pseudonym."""
     version = version_before_erasure(spark, relation, subject_id)
     history = spark.sql(f"select * from {relation} version as of {version}")
     erased = spark.sql(
         f"select * from table_changes('{relation}', {version + 1}) "
         "where _change_type in ('delete', 'update_preimage')"
     )
+    records = landed_record_ids(spark, subject_id)
+    quoted = ", ".join(f"'{record}'" for record in [subject_id, *records])
     for frame in (history, erased):
-        values = " or ".join(f"cast(`{c}` as string) = '{subject_id}'" for c in frame.columns)
+        values = " or ".join(f"cast(`{c}` as string) in ({quoted})" for c in frame.columns)
         named = frame.where(values).count()
-        assert named == 0, f"{relation} names the erased subject {subject_id} in {named} row(s)"
+        assert named == 0, (
+            f"{relation} names the erased subject {subject_id} (by its id or one of its "
+            f"{len(records)} source record ids) in {named} row(s)"
+        )
         assert column in frame.columns, f"{relation} has no column {column}"
         mine = frame.where(f"`{column}` = '{pseudonym}'").count()
         assert mine > 0, f"the erased subject's rows are not in the history of {relation}"

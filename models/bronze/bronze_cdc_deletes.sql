@@ -14,31 +14,41 @@
     than the marker, landing later (a backfill, a replay, a late file), is stale and
     ignored (macro cdc_latest_events); a newer one applies. Kept until the subject is
     erased (the erasure plan deletes a subject's markers; an erased subject is never
-    ingested again, by its tombstone). Orders are kept anonymized: their markers lose
-    the user, and are keyed by the order's anonymous id (macro kept_record_key).
+    ingested again, by its tombstone). No source id: the record by its key hashed under
+    the tombstone key, as bronze stores it (macro anonymized_record_id), the subject by
+    the pseudonym the vault gives them. Orders are kept anonymized: their markers lose
+    the user.
 -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['subject_id'],
+    'dbt run --full-refresh --select bronze_cdc_deletes (then python -m python_jobs.purge removes the source ids from its history)') }}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() %}
 
-with
+with vault as (
+    select
+        subject_id,
+        subject_pseudonym
+    from {{ ref('privacy_subject_keys') }}
+),
+
 {% for entity in entities %}
 {{ entity.name }}_deletes as (
     select
         '{{ entity.name }}' as entity,
-        {% if entity.anonymize -%}
-        {{ gdpr_lakehouse.kept_record_key('events.' ~ entity.key, 'events.' ~ entity.subject) }} as record_key,
-        {%- else -%}
-        cast(events.{{ entity.key }} as string) as record_key,
-        {%- endif %}
-        {% if entity.anonymize -%}
-        {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as subject_id,
-        {%- else -%}
-        events.{{ entity.subject }} as subject_id,
-        {%- endif %}
+        {#- hashed in a projection (macro tombstone_hash) -#}
+        {{ gdpr_lakehouse.anonymized_record_id('events.' ~ entity.key) }} as record_key,
+        vault.subject_pseudonym,
         events._source_ts as source_updated_at,
         events.event_op_rank as source_op_rank,
         events.event_file as source_file,
         events.event_row as source_row
-    from ({{ gdpr_lakehouse.cdc_valid_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
+    from (
+        select
+            *,
+            {#- an erased user's order: kept, without the user -#}
+            {{ gdpr_lakehouse.unless_tombstoned('landed.' ~ entity.subject) if entity.anonymize else 'landed.' ~ entity.subject }} as marked_subject_id
+        from ({{ gdpr_lakehouse.cdc_valid_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as landed
+    ) as events
+    left join vault on events.marked_subject_id = vault.subject_id
     where
         events.event_op = 'delete'
         {% if not entity.anonymize -%}
@@ -61,7 +71,7 @@ candidates as (
     select
         known.entity,
         known.record_key,
-        known.subject_id,
+        known.subject_pseudonym,
         known.source_updated_at,
         known.source_op_rank,
         known.source_file,
@@ -88,7 +98,7 @@ final as (
     select
         entity,
         record_key,
-        subject_id,
+        subject_pseudonym,
         source_updated_at,
         source_op_rank,
         source_file,

@@ -1,19 +1,22 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{
     config(
-        unique_key='click_id',
+        unique_key='click_ref',
         post_hook=["{{ gdpr_lakehouse.record_landing_files('clicks') }}"],
     )
 }}
 
 {#- The user is named by the pseudonym the vault gives them (the vault keys every user
-    a click names), never by the web shop's id. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
+    a click names), never by the web shop's id, and the click by its id hashed under
+    the tombstone key (click_ref), never by the shop's click id, which the shop links to
+    the user. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'click_id'],
     'dbt build --full-refresh --select bronze_clicks+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
-    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id') }}
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id',
+        gdpr_lakehouse.anonymized_record_id('valid.click_id')) }}
 ),
 
 vault as (
@@ -22,7 +25,7 @@ vault as (
 
 final as (
     select
-        events.click_id,
+        events.event_record_ref as click_ref,
         vault.subject_pseudonym as user_pseudonym,
         events.url,
         events.clicked_at,

@@ -1,7 +1,7 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{
     config(
-        unique_key='encounter_id',
+        unique_key='encounter_ref',
         post_hook=["{{ gdpr_lakehouse.record_landing_files('encounters') }}"],
     )
 }}
@@ -12,14 +12,17 @@
     vault keys every patient an encounter names (subject_feeds); an encounter without
     a patient keeps neither: there is no key to hold them; one of a patient the vault
     has no key for waits (macro cdc_event_has_key). The patient is named by
-    the pseudonym the vault gives them, never by the hospital's id: once the key is
-    destroyed, nothing maps any version of this table back to the patient. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost', 'patient_id'],
+    the pseudonym the vault gives them, never by the hospital's id, and the encounter by
+    its id hashed under the tombstone key (encounter_ref), never by the hospital's
+    encounter id, which the hospital links to the patient: once the key is destroyed,
+    nothing maps any version of this table back to the patient. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost', 'patient_id', 'encounter_id'],
     'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
-    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id') }}
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id',
+        gdpr_lakehouse.anonymized_record_id('valid.encounter_id')) }}
 ),
 
 vault as (
@@ -28,7 +31,7 @@ vault as (
 
 final as (
     select
-        events.encounter_id,
+        events.event_record_ref as encounter_ref,
         vault.subject_pseudonym as patient_pseudonym,
         events.admitted_at,
         {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,

@@ -14,7 +14,8 @@
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
-    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id') }}
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id',
+        gdpr_lakehouse.anonymized_record_id('valid.patient_id')) }}
 ),
 
 vault as (

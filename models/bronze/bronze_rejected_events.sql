@@ -15,16 +15,24 @@
     (the first run: all of them) before bronze applies them, and MERGEs: a rejected
     event is added, and an event listed before that can now be applied (a subject the
     vault has since keyed, its file read again) leaves. So it lists what is not
-    applied now. No personal data: where the event is (file, row), its record
-    key and subject id, its source time and the reason (the rule it breaks). Events of erased subjects are
-    not listed (orders: listed without the user and under their anonymous id, as
-    bronze keeps them anonymized).
+    applied now. No personal data and no source id: where the event is (file, row),
+    its record key hashed under the tombstone key (macro anonymized_record_id, as
+    bronze stores it), its subject's pseudonym (null while the vault has no key for
+    them), its source time and the reason (the rule it breaks). Events of erased
+    subjects are not listed (orders: listed without the user, as bronze keeps them
+    anonymized).
     Stale events (older than the key's state) are applied by being ignored: not here.
 -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
+{{- gdpr_lakehouse.refuse_clear_columns(['subject_id'],
+    'dbt run --full-refresh --select bronze_rejected_events (then python -m python_jobs.purge removes the source ids from its history)') }}
+
 with vault as (
-    select subject_id from {{ ref('privacy_subject_keys') }}
+    select
+        subject_id,
+        subject_pseudonym
+    from {{ ref('privacy_subject_keys') }}
 ),
 
 {% for entity in entities %}
@@ -33,16 +41,8 @@ with vault as (
         '{{ entity.name }}' as entity,
         events.event_file as source_file,
         events.event_row as source_row,
-        {% if entity.anonymize -%}
-        {{ gdpr_lakehouse.kept_record_key('events.' ~ entity.key, 'events.' ~ entity.subject) }} as record_key,
-        {%- else -%}
-        cast(events.{{ entity.key }} as string) as record_key,
-        {%- endif %}
-        {% if entity.anonymize -%}
-        events.living_subject_id as subject_id,
-        {%- else -%}
-        events.{{ entity.subject }} as subject_id,
-        {%- endif %}
+        events.record_ref as record_key,
+        case when events.living_subject_id is not null then vault.subject_pseudonym end as subject_pseudonym,
         events._source_ts as source_updated_at,
         coalesce(
             {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }},
@@ -51,7 +51,9 @@ with vault as (
     from (
         select
             *,
-            {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as living_subject_id
+            {{ gdpr_lakehouse.unless_tombstoned('events.' ~ entity.subject) }} as living_subject_id,
+            {#- hashed in a projection (macro tombstone_hash) -#}
+            {{ gdpr_lakehouse.anonymized_record_id('events.' ~ entity.key) }} as record_ref
         from ({{ gdpr_lakehouse.cdc_events(source('landing', entity.name), entity.key, batch_only=is_incremental()) }}) as events
     ) as events
     left join vault on events.{{ entity.subject }} = vault.subject_id
@@ -91,7 +93,7 @@ final as (
         source_file,
         source_row,
         record_key,
-        subject_id,
+        subject_pseudonym,
         source_updated_at,
         reason,
         current_timestamp() as detected_at

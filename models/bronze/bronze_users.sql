@@ -13,7 +13,8 @@
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
-    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'users'), 'user_id') }}
+    {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'users'), 'user_id',
+        gdpr_lakehouse.anonymized_record_id('valid.user_id')) }}
 ),
 
 vault as (

@@ -6,7 +6,7 @@ with checked as (
 
 final as (
     select
-        click_id,
+        click_ref,
         user_pseudonym,
         url,
         clicked_at,

@@ -10,7 +10,7 @@ with checked as (
 
 final as (
     select
-        encounter_id,
+        encounter_ref,
         patient_pseudonym,
         admitted_at,
         {{ gdpr_lakehouse.encrypt_pii('upper(diagnosis_code)', 'patient_data_key') }} as diagnosis_code_enc,

@@ -6,7 +6,7 @@ with checked as (
 
 final as (
     select
-        order_id,
+        order_ref,
         user_pseudonym,
         cast(amount as decimal(12, 2)) as amount,
         ordered_at,

@@ -4,10 +4,10 @@
 with rejected as (
     {%- for entity, key, subject in [
         ('patients', 'patient_pseudonym', 'patient_pseudonym'),
-        ('encounters', 'encounter_id', 'patient_pseudonym'),
+        ('encounters', 'encounter_ref', 'patient_pseudonym'),
         ('users', 'user_pseudonym', 'user_pseudonym'),
-        ('clicks', 'click_id', 'user_pseudonym'),
-        ('orders', 'order_id', 'user_pseudonym'),
+        ('clicks', 'click_ref', 'user_pseudonym'),
+        ('orders', 'order_ref', 'user_pseudonym'),
     ] %}
     select
         '{{ entity }}' as entity,

@@ -8,14 +8,17 @@ Prints one line ``PROBE <json>``: what each probe returned.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
+from contextlib import redirect_stdout
+from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
+from python_jobs import forensic_scan, generate
 from tests.dbt_harness import ROOT
 
 PROJECT = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT)]
@@ -40,6 +43,8 @@ def main() -> int:
     pseudonym = spark.sql(
         f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
     ).first()[0]
+    witness = Path(os.environ["LAKEHOUSE_DIR"]) / "witness.json"
+    forensic_scan.main(["--subject-id", subject, "--capture-witness", str(witness)])
     erase = dbtRunner().invoke(
         [
             "run-operation",
@@ -49,6 +54,21 @@ def main() -> int:
             *PROJECT,
         ]
     )
+    # the scan right after the erasure, before any purge
+    out = io.StringIO()
+    with redirect_stdout(out):
+        scan_code = forensic_scan.main(["--witness", str(witness), "--json"])
+    report = json.loads(out.getvalue())
+    scanned = {
+        "code": scan_code,
+        "witness_records": len(json.loads(witness.read_text())["records"]),
+        "readable_in_delta": report["scanned"]["readable_in_delta"],
+        "key_gone": report["scanned"]["key_gone"],
+        "linked_by": report["scanned"]["pseudonym_linked_by"],
+        "residues": sorted(
+            {(r["area"], r["location"], r["needle_kind"], r["verdict"]) for r in report["residues"]}
+        ),
+    }
     before = spark.sql(
         "select min(version_before) from privacy.erasure_evidence "
         "where relation = 'bronze.encounters' and action != 'reapply'"
@@ -141,6 +161,7 @@ def main() -> int:
                     ).collect()
                 ],
                 "erasure": erasure,
+                "scan": scanned,
             }
         )
     )

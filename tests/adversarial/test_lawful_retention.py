@@ -30,19 +30,18 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate, purge
-from python_jobs.macros import Macros
 from python_jobs.project import landing_dir
-from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only
+from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only, record_ref
 
 pytestmark = pytest.mark.functional
 
 
 def _orders(spark: SparkSession, order_ids: list[str]) -> dict[str, tuple]:
-    """The erased user's orders, by their source id: bronze keeps them under the
-    anonymous id the erasure gave them (computed first: Spark fails a scalar subquery
-    inside a join condition)."""
+    """The user's orders, by their source id: bronze keeps every order under its
+    anonymous id (computed first: Spark fails a scalar subquery inside a join
+    condition)."""
     quoted = ", ".join(f"('{o}')" for o in order_ids)
-    anonymous = Macros({}).anonymized_record_id("source.order_id", keys="privacy.system_keys")
+    anonymous = record_ref("source.order_id")
     ids = {
         row[1]: row[0]
         for row in spark.sql(
@@ -53,7 +52,7 @@ def _orders(spark: SparkSession, order_ids: list[str]) -> dict[str, tuple]:
     return {
         ids[row[0]]: (row[1], float(row[2]))
         for row in spark.sql(
-            f"select order_id, user_pseudonym, amount from bronze.orders where order_id in ({listed})"
+            f"select order_ref, user_pseudonym, amount from bronze.orders where order_ref in ({listed})"
         ).collect()
     }
 
@@ -69,8 +68,12 @@ def _user_with_orders(spark: SparkSession, order: str) -> tuple[str, str, list[s
         "group by k.subject_id, k.subject_pseudonym having count(*) >= 2 "
         f"order by k.subject_id {order} limit 1"
     ).first()
+    # the shop's order ids: bronze keeps each under its anonymous id
     rows = spark.sql(
-        f"select order_id from bronze.orders where user_pseudonym = '{pseudonym}' order by order_id"
+        f"select distinct order_id from landing.orders where user_id = '{user_id}' "
+        f"and {record_ref('order_id')} in "
+        f"(select order_ref from bronze.orders where user_pseudonym = '{pseudonym}') "
+        "order by order_id"
     ).collect()
     return user_id, pseudonym, [row[0] for row in rows]
 
@@ -96,6 +99,8 @@ BY_PSEUDONYM = {
     "bronze.users": "user_pseudonym",
     "bronze.clicks": "user_pseudonym",
     "bronze.orders": "user_pseudonym",
+    "silver.clicks": "user_pseudonym",
+    "silver.orders": "user_pseudonym",
 }
 
 
@@ -118,8 +123,8 @@ def test_no_kept_order_is_found_by_its_source_id(erased_user: dict, spark: Spark
     rejected events. Guarantee: none is found; the orders are kept, under anonymous ids."""
     quoted = ", ".join(f"'{o}'" for o in erased_user["orders"])
     for relation, column in (
-        ("bronze.orders", "order_id"),
-        ("silver.orders", "order_id"),
+        ("bronze.orders", "order_ref"),
+        ("silver.orders", "order_ref"),
         ("bronze.cdc_deletes", "record_key"),
         ("bronze.rejected_events", "record_key"),
     ):
@@ -128,7 +133,7 @@ def test_no_kept_order_is_found_by_its_source_id(erased_user: dict, spark: Spark
         ]
         assert found == 0, f"{relation} keeps the erased user's order ids in {column}"
     kept = spark.sql(
-        "select count(*) from silver.orders where user_pseudonym is null and order_id like 'anon-%'"
+        "select count(*) from silver.orders where user_pseudonym is null and order_ref like 'anon-%'"
     ).first()[0]
     assert kept >= len(erased_user["orders"])
 

@@ -175,22 +175,57 @@ def test_history_never_names_the_erased_patient_by_the_source_id(
     )
 
 
-def test_the_request_log_never_held_the_pseudonym_in_any_file(
-    erased: tuple[str, str], tables: list[Path]
+def test_no_file_of_the_markers_or_the_rejected_events_holds_a_source_id(
+    tables: list[Path], spark: SparkSession
 ) -> None:
-    """Attack: read the request log's Parquet files, old versions and change data
-    included, where each row names the subject by id. Guarantee: the pseudonym is in
-    none of them, before any purge (the erasure reads it from the tombstone, which
-    names the subject only by a hash under the tombstone key)."""
+    """Attack: read every Parquet file of bronze.cdc_deletes and bronze.rejected_events
+    (live, removed, change data) and look up each value in the source systems.
+    Guarantee: no value is an id the sources use, of a subject (patient, user) or of a
+    record (encounter, click, order): they name a subject by pseudonym and a record by
+    its id hashed under the tombstone key."""
+    ids = {
+        row[0]
+        for row in spark.sql(
+            "select patient_id from landing.patients union select patient_id from landing.encounters "
+            "union select encounter_id from landing.encounters union select user_id from landing.users "
+            "union select user_id from landing.clicks union select click_id from landing.clicks "
+            "union select user_id from landing.orders union select order_id from landing.orders"
+        ).collect()
+        if row[0]
+    }
+    rows = {}
+    for name in ("cdc_deletes", "rejected_events"):
+        folder = next(path for path in tables if path.name == name)
+        rows[name] = 0
+        for path in folder.rglob("*.parquet"):
+            table = pq.read_table(path)
+            rows[name] += table.num_rows
+            for column in table.column_names:
+                found = ids & {str(v) for v in table.column(column).to_pylist()}
+                assert not found, f"bronze.{name} {path.name}: {column} holds {sorted(found)[:3]}"
+    # the first batch deletes records; rejected events exist once a later batch (or
+    # another suite) lands a bad one
+    assert rows["cdc_deletes"], "bronze.cdc_deletes holds no row: the attack proves nothing"
+
+
+@pytest.mark.parametrize("name", ["erasure_requests", "erasure_tombstones"])
+def test_no_file_of_the_request_log_or_the_tombstones_held_the_pseudonym(
+    erased: tuple[str, str], tables: list[Path], name: str
+) -> None:
+    """Attack: read the Parquet files of the request log (each row names the subject by
+    id) and of the tombstones (each row names the request), old versions and change
+    data included, and join them on request_id. Guarantee: the pseudonym is in clear
+    in none of them, before any purge (the erasure reads it from the tombstone, which
+    holds it encrypted under the tombstone key while the erasure runs)."""
     _, pseudonym = erased
-    folder = next(path for path in tables if path.name == "erasure_requests")
+    folder = next(path for path in tables if path.name == name)
     files = list(folder.rglob("*.parquet"))
     assert files
     for path in files:
         table = pq.read_table(path)
         for column in table.column_names:
             values = table.column(column).to_pylist()
-            assert pseudonym not in [str(v) for v in values], f"{path.name}: {column}"
+            assert pseudonym not in [str(v) for v in values], f"{name} {path.name}: {column}"
 
 
 def test_the_purge_rewrites_the_control_tables_history(dbt: DbtProject) -> None:
@@ -207,7 +242,9 @@ def test_the_purge_rewrites_the_control_tables_history(dbt: DbtProject) -> None:
 
 def test_the_scan_reports_a_pseudonym_in_a_control_table_as_readable(dbt: DbtProject) -> None:
     """Attack on the proof: a control table that maps an id to a pseudonym reported as
-    `retained` reads as lawful. Guarantee: only the subject id itself is retained."""
+    `retained` (or `unlinkable`) reads as lawful. Guarantee: only the subject id itself
+    is retained, and a pseudonym is unlinkable only in a Delta table that names the
+    subject by pseudonym alone, when nothing in the tables maps it back."""
     requests = next(
         r for r in delta_relations(dbt.manifest()) if r.name == "privacy_erasure_requests"
     )
@@ -216,6 +253,18 @@ def test_the_scan_reports_a_pseudonym_in_a_control_table_as_readable(dbt: DbtPro
     pseudonym = forensic_scan.Needle("pseudonym", "pseudonym", b"ab" * 32)
     assert forensic_scan._verdict(place, subject_id, key_found=False) == "retained"
     assert forensic_scan._verdict(place, pseudonym, key_found=False) == "readable"
+    # even when nothing else links it: the row names the subject by id
+    assert forensic_scan._verdict(place, pseudonym, key_found=False, linked=False) == "readable"
+    # a relation naming the subject by pseudonym only: unlinkable once nothing maps it back
+    bronze = next(r for r in delta_relations(dbt.manifest()) if r.name == "bronze_encounters")
+    history = forensic_scan.Area("relations", Path("."), "bronze.encounters", bronze)
+    assert forensic_scan._verdict(history, pseudonym, key_found=False, linked=False) == (
+        "unlinkable"
+    )
+    assert forensic_scan._verdict(history, pseudonym, key_found=False, linked=True) == "readable"
+    # outside the Delta tables (a log, a report) it may sit beside the id: readable
+    logs = forensic_scan.Area("dbt", Path("."), "dbt logs/")
+    assert forensic_scan._verdict(logs, pseudonym, key_found=False, linked=False) == "readable"
 
 
 def test_the_request_log_forgets_the_id_when_its_retention_ends(

@@ -162,3 +162,32 @@ def test_a_plain_tombstone_key_left_by_an_older_version_is_wrapped_by_the_next_b
     assert plain["bytes"] == 32
     assert after["bytes"] == 60, f"the build left the tombstone key plain: {after}"
     assert after["key"] == plain["key"] == result["tombstone_key"]["key"]
+
+
+def test_right_after_the_erasure_no_delta_file_links_anything_to_the_subject(
+    envelope: tuple[Path, dict],
+) -> None:
+    """Attack: right after gdpr_erase, before any purge, read every file of every Delta
+    relation (old versions, change data, rows deletion vectors hide, the logs) with the
+    erased patient's id, their encounter ids from the hospital and their PII in hand
+    (python -m python_jobs.forensic_scan --witness). Guarantee, with the envelope on:
+    no readable residue in any Delta table or log. What history still holds is
+    ciphertext whose key is gone, and the pseudonym, which nothing maps back to the
+    patient (no id, no source record id, the key shredded, the tombstone key wrapped);
+    only the landing zone and dbt's own logs/ name the patient until the purge."""
+    _, result = envelope
+    scanned = result["scan"]
+    assert scanned["witness_records"] > 0, "the witness holds no encounter id to look for"
+    assert scanned["key_gone"]
+    assert scanned["linked_by"] == []
+    assert scanned["readable_in_delta"] == 0, [
+        r for r in scanned["residues"] if r[0] in ("relations", "warehouse") and r[3] == "readable"
+    ]
+    verdicts = {
+        (needle, verdict)
+        for area, _, needle, verdict in scanned["residues"]
+        if area in ("relations", "warehouse")
+    }
+    assert ("pseudonym", "unlinkable") in verdicts and ("ciphertext", "unreadable") in verdicts
+    outside = {area for area, _, _, verdict in scanned["residues"] if verdict == "readable"}
+    assert outside <= {"landing", "dbt"}, outside

@@ -3,11 +3,11 @@
 {#- No landing event is lost: per key, bronze holds the newest valid event of the
     landing zone (source time, then delete > update > insert; a key whose newest event
     is a delete is absent), recomputed here from the landing files. Keys of erased
-    subjects are skipped (orders are kept, anonymized, under their anonymous id: macro
-    kept_record_key), and so are events waiting for their subject's vault key
-    (bronze.rejected_events lists them: macro cdc_event_has_key). A subject's own record is
-    stored under the pseudonym the vault gives its key (cdc_landing_entities
-    stored_key). Fails after files land and
+    subjects are skipped (orders are kept, anonymized), and so are events waiting for
+    their subject's vault key (bronze.rejected_events lists them: macro
+    cdc_event_has_key). A subject's own record is stored under the pseudonym the vault
+    gives its key, any other under its key hashed under the tombstone key
+    (cdc_landing_entities stored_key). Fails after files land and
     before the next build (meta.fix). -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
@@ -21,15 +21,15 @@ with vault as (
 {% for entity in entities %}
 {{ entity.name }}_newest as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key,
-        record_key=gdpr_lakehouse.kept_record_key('valid.' ~ entity.key, 'valid.' ~ entity.subject) if entity.anonymize else none) }}
+        gdpr_lakehouse.anonymized_record_id('valid.' ~ entity.key)) }}
 ),
 
 {{ entity.name }}_expected as (
     select
-        {% if entity.stored_key != entity.key -%}
+        {% if entity.keyed -%}
         vault.subject_pseudonym as record_key,
         {%- else -%}
-        newest.event_record_key as record_key,
+        newest.event_record_ref as record_key,
         {%- endif %}
         newest._source_ts as source_updated_at,
         newest.event_op_rank as source_op_rank

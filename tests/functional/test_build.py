@@ -93,7 +93,7 @@ def test_pii_and_subject_keys_are_kept_out_of_delta_statistics(
     built by the previous version, 19 such columns of 17 relations had statistics
     (bronze ids, the request log, legal holds, the vault, silver and gold pseudonyms).
     Nor does any column the contract classes direct_identifier (a source record id such
-    as bronze.encounters' encounter_id, kept there until the column classes) or
+    as bronze.encounters' encounter_ref, the hospital's id hashed under the tombstone key) or
     special_category (its diagnosis_code and cost)."""
     checked = 0
     for relation in built["relations"].values():
@@ -274,7 +274,7 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     # counted after batch 1 and are subtracted: a source delete is, an erasure is not.
     of_deleted_patients = spark.sql(
         "select count(*) from silver.quarantine q join bronze.encounters e "
-        "on q.record_id = e.encounter_id where q.quality_issue = 'unknown patient' "
+        "on q.record_id = e.encounter_ref where q.quality_issue = 'unknown patient' "
         "and e.patient_pseudonym in (select k.subject_pseudonym from privacy.subject_keys k "
         "join landing.patients p on p.patient_id = k.subject_id where p._op = 'delete')"
     ).first()[0]

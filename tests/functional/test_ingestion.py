@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import cdc_oracle, generate
 from python_jobs.project import landing_dir
-from tests.dbt_harness import DbtProject, build_once
+from tests.dbt_harness import DbtProject, build_once, record_ref
 
 pytestmark = pytest.mark.functional
 
@@ -339,14 +339,19 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
         pq.write_table(pa.Table.from_pylist([row], schema=generate.SCHEMAS[entity]), path)
     bronze = [f"bronze_{entity}" for entity in events]
     readers = ["bronze_landing_batch", "bronze_cdc_deletes", "bronze_rejected_events"]
+    # bronze keys a record by its source id hashed under the tombstone key
+    refs = {
+        entity: spark.sql(f"select {record_ref(repr(record))}").first()[0]
+        for entity, (_, record, _) in events.items()
+    }
 
     def stored(entity: str) -> list[dict]:
-        key, record, _ = events[entity]
+        key = events[entity][0].replace("_id", "_ref")
         subject = "patient_pseudonym" if entity == "encounters" else "user_pseudonym"
         secret = {"encounters": "diagnosis_code_enc", "clicks": "ip_address_enc"}
         rows = spark.sql(
             f"select {subject} as pseudonym, {secret.get(entity, 'null')} as secret "
-            f"from bronze.{entity} where {key} = '{record}'"
+            f"from bronze.{entity} where {key} = '{refs[entity]}'"
         ).collect()
         return [row.asDict() for row in rows]
 
@@ -361,8 +366,7 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
     keyless = {entity: rows for entity in events if (rows := stored(entity))}
     assert keyless == {}, f"stored with no key: {keyless}"
     assert waiting() == {
-        (entity, record, "no key in the vault for the subject")
-        for entity, (_, record, _) in events.items()
+        (entity, refs[entity], "no key in the vault for the subject") for entity in events
     }
 
     dbt.invoke("run", "--select", *readers, "privacy_subject_keys", *bronze)

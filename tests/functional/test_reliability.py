@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 from python_jobs import generate
 from python_jobs.project import landing_dir
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject
+from tests.dbt_harness import DbtProject, record_ref
 from tests.functional.test_erasure import _checksums, _count, _key_value, _plan, _subject
 
 pytestmark = pytest.mark.functional
@@ -167,7 +167,7 @@ class Ingestion(threading.Thread):
         )
         self.merge = (
             "merge into bronze.encounters as target using race_source as source "
-            "on source.encounter_id = target.encounter_id "
+            "on source.encounter_ref = target.encounter_ref "
             f"when matched and source.source_op = 'delete' and {newer} then delete "
             f"when matched and {newer} then update set * "
             "when not matched and source.source_op != 'delete' then insert *"
@@ -302,9 +302,10 @@ def test_ingestion_racing_erasure_loses_nothing_and_resurrects_no_one(
         committed = ingestion.committed
         found = (
             spark.sql(
-                "select count(*) from bronze.encounters where encounter_id in ("
-                + ", ".join(f"'{i}'" for i in committed)
-                + ")"
+                "select count(*) from bronze.encounters where encounter_ref in ("
+                f"select {record_ref('id')} from values "
+                + ", ".join(f"('{i}')" for i in committed)
+                + " as landed(id))"
             ).first()[0]
             if committed
             else 0

@@ -20,7 +20,6 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
-from python_jobs.macros import Macros
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import DbtProject
 
@@ -237,19 +236,17 @@ def test_restore_by_timestamp_anonymizes_again(
 ) -> None:
     version = history["before"]["bronze.orders"]
     user = history["user_pseudonym"]
-    anonymous = Macros({}).anonymized_record_id("order_id", keys="privacy.system_keys")
     expected = _rows(
         spark,
-        # re-anonymized: no user, and under the anonymous id instead of the shop's order id
-        f"select case when user_pseudonym = '{user}' then {anonymous} else order_id end "
-        f"as order_id, case when user_pseudonym = '{user}' then null else user_pseudonym end "
+        # re-anonymized: no user (an order is stored under its anonymous id throughout)
+        f"select order_ref, case when user_pseudonym = '{user}' then null else user_pseudonym end "
         "as user_pseudonym, amount "
         f"from bronze.orders version as of {version}",
     )
     assert _count(spark, f"bronze.orders version as of {version}", "user_pseudonym", user) > 0
     dbt.operation("restore_version", {"model": "bronze_orders", "timestamp": history["moment"]})
     assert _count(spark, "bronze.orders", "user_pseudonym", user) == 0
-    assert _rows(spark, "select order_id, user_pseudonym, amount from bronze.orders") == expected
+    assert _rows(spark, "select order_ref, user_pseudonym, amount from bronze.orders") == expected
     log = spark.sql(
         "select target_version, status from privacy.restore_log where relation = 'bronze.orders' "
         "order by started_at desc limit 1"

@@ -57,10 +57,11 @@ def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
     assert orders.startswith("merge into bronze.orders as target")
     assert "when matched then update set" in orders and "target.`user_pseudonym` = null" in orders
     assert "delete" not in orders
-    # the order id, a direct identifier the web shop links to the user, is anonymized
-    # with the tombstone key, read once into the MERGE's source
+    # the order's id, a direct identifier, is anonymized with the tombstone key, read
+    # once into the MERGE's source (bronze stores it anonymous already: it stays as it
+    # is; an adopter's table may hold the source's id)
     assert (
-        "target.`order_id` = case when cast(target.`order_id` as string) rlike '^anon-[0-9a-f]{64}$'"
+        "target.`order_ref` = case when cast(target.`order_ref` as string) rlike '^anon-[0-9a-f]{64}$'"
         in orders
     )
     assert "concat('anon-', sha2(concat(erase.record_salt, " in orders

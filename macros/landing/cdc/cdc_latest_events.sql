@@ -1,13 +1,16 @@
 {#- Per key, the newest valid event (macro cdc_events says which), with
-    event_record_key: the key bronze stores the record under, as a string. By default
-    the key itself; `record_key` is SQL over the event (read as `valid`) for a model
-    that keys some records otherwise (macro kept_record_key: a record kept anonymized).
-    A delete marker (bronze.cdc_deletes) is matched on it. -#}
-{% macro cdc_latest_events(relation, key, record_key=none) -%}
-    {{ return(adapter.dispatch('cdc_latest_events', 'gdpr_lakehouse')(relation, key, record_key)) }}
+    event_record_ref: `record_ref`, SQL over the event (read as `valid`) for the key
+    as bronze stores it, hashed under the tombstone key (the models pass
+    anonymized_record_id('valid.<key>')). It is what bronze stores a record under and
+    what a delete marker (bronze.cdc_deletes) is matched on. The source's own id (an
+    encounter, click or order id, a patient id) is linked to the person in the source
+    system: bronze never stores it, so no version of a table can be looked up in the
+    source to find whose row it was. -#}
+{% macro cdc_latest_events(relation, key, record_ref) -%}
+    {{ return(adapter.dispatch('cdc_latest_events', 'gdpr_lakehouse')(relation, key, record_ref)) }}
 {%- endmacro %}
 
-{% macro spark__cdc_latest_events(relation, key, record_key=none) -%}
+{% macro spark__cdc_latest_events(relation, key, record_ref) -%}
     {%- set markers = ref('bronze_cdc_deletes') -%}
     select ranked.* from (
         select
@@ -17,16 +20,18 @@
                 order by _source_ts desc, event_op_rank desc, event_file desc, event_row desc
             ) as event_rank
         from (
+            {#- hashed in a projection: with the envelope on, the tombstone key is
+                unwrapped by a non-deterministic expression (macro tombstone_hash) -#}
             select
                 *,
-                {{ record_key or ('cast(valid.' ~ key ~ ' as string)') }} as event_record_key
+                {{ record_ref }} as event_record_ref
             from ({{ gdpr_lakehouse.cdc_valid_events(relation, key, batch_only=is_incremental()) }}) as valid
         ) as keyed
     ) as ranked
     {% if is_incremental() -%}
     left anti join {{ markers }} as marker
         on marker.entity = '{{ relation.identifier }}'
-        and marker.record_key = ranked.event_record_key
+        and marker.record_key = ranked.event_record_ref
         and named_struct('t', marker.source_updated_at, 'r', marker.source_op_rank, 'f', marker.source_file, 'n', marker.source_row)
             > named_struct('t', ranked._source_ts, 'r', ranked.event_op_rank, 'f', ranked.event_file, 'n', ranked.event_row)
     {% endif -%}

@@ -4,7 +4,11 @@
     key still exists: this is the erasure's first write) and its hash. The tombstone
     keeps the pseudonym while the erasure runs (a resumed run reads it there:
     _batch_base) and drops it when the requests are erased (_unlink_erased_sql); the
-    request log never holds it. -#}
+    request log never holds it. It keeps it encrypted under the tombstone key: in
+    clear, the tombstone's history (request_id, pseudonym) joined with the request
+    log (request_id, subject id) would map the id to the subject's history until the
+    purge; encrypted, only the tombstone key does (wrapped by the KEK under the
+    envelope). -#}
 {% macro _tombstone_sql(ctx) -%}
 merge into {{ ctx.tombstones }} as tombstones
 using (
@@ -12,7 +16,7 @@ using (
         subject_hash,
         request_id,
         subject_type,
-        subject_pseudonym,
+        {{ gdpr_lakehouse.encrypt_pii('subject_pseudonym', gdpr_lakehouse.tombstone_key(ctx.system_keys)) }} as pseudonym_enc,
         {{ gdpr_lakehouse.tombstone_hash('subject_pseudonym', keys=ctx.system_keys) }} as pseudonym_hash
     from (
         select
@@ -27,12 +31,12 @@ using (
     ) as batch
 ) as erased
 on tombstones.subject_hash = erased.subject_hash
-when matched and tombstones.pseudonym_hash is null and erased.subject_pseudonym is not null then update set
-    subject_pseudonym = erased.subject_pseudonym,
+when matched and tombstones.pseudonym_hash is null and erased.pseudonym_enc is not null then update set
+    pseudonym_enc = erased.pseudonym_enc,
     pseudonym_hash = erased.pseudonym_hash,
     subject_type = erased.subject_type
-when not matched then insert (subject_hash, request_id, erased_at, subject_type, subject_pseudonym, pseudonym_hash)
-values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, erased.subject_pseudonym,
+when not matched then insert (subject_hash, request_id, erased_at, subject_type, pseudonym_enc, pseudonym_hash)
+values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subject_type, erased.pseudonym_enc,
         erased.pseudonym_hash)
 {%- endmacro %}
 

@@ -70,8 +70,8 @@ when matched then update set
 {%- endmacro %}
 
 {#- Requests whose every relation is erased (or absent) become erased (a pseudonym an
-    older version stored here is dropped); their tombstones then drop the pseudonym
-    and keep only its hash (_unlink_erased_sql). -#}
+    older version stored here is dropped); their tombstones then drop the encrypted
+    pseudonym and keep only its hash (_unlink_erased_sql). -#}
 {% macro _complete_requests_sql(ctx) -%}
 merge into {{ ctx.requests }} as requests
 using (
@@ -92,8 +92,8 @@ when matched then update set
     updated_at = current_timestamp()
 {%- endmacro %}
 
-{#- The tombstones of the requests just erased drop the pseudonym they held while the
-    erasure ran (a tombstone is shared by every request of its subject: not while one
+{#- The tombstones of the requests just erased drop the pseudonym they held (encrypted
+    under the tombstone key) while the erasure ran (a tombstone is shared by every request of its subject: not while one
     of them is unfinished). The hash is computed in the source's projection (macro
     tombstone_hash). -#}
 {% macro _unlink_erased_sql(ctx) -%}
@@ -112,20 +112,30 @@ using (
     ) as done
 ) as erased
 on tombstones.subject_hash = erased.subject_hash
-when matched and tombstones.subject_pseudonym is not null then update set
-    subject_pseudonym = null
+when matched and (tombstones.subject_pseudonym is not null or tombstones.pseudonym_enc is not null) then update set
+    subject_pseudonym = null,
+    pseudonym_enc = null
 {%- endmacro %}
 
 {#- The requests being erased: claimed by this run or left `erasing` by an interrupted
     one, with the subject's pseudonym from its tombstone (written first by the
-    erasure, from the vault, and kept there until the erasure is done: a run resumed
-    after the key was shredded still finds it). -#}
+    erasure, from the vault, encrypted under the tombstone key, and kept there until
+    the erasure is done: a run resumed after the key was shredded still finds it).
+    A ciphertext the tombstone key does not open stops the statement: read as NULL,
+    it would leave the subject's rows in every relation keyed by pseudonym. -#}
 {% macro _batch_base(ctx) -%}
 select
     requests.request_id,
     requests.subject_id,
     requests.subject_type,
-    coalesce(requests.subject_pseudonym, tombstones.subject_pseudonym) as subject_pseudonym,
+    coalesce(
+        requests.subject_pseudonym,
+        tombstones.subject_pseudonym,
+        case when tombstones.pseudonym_enc is not null then coalesce(
+            {{ gdpr_lakehouse.decrypt_pii('tombstones.pseudonym_enc', gdpr_lakehouse.tombstone_key(ctx.system_keys)) }},
+            raise_error('gdpr_erase: the tombstone key ({{ ctx.system_keys }}) does not open the pseudonym a tombstone holds for a running erasure; nothing was written. Restore the key: RESTORE TABLE {{ ctx.system_keys }} TO VERSION AS OF <v>')
+        ) end
+    ) as subject_pseudonym,
     requests.batch_id
 from (
     {#- hashed in a projection: macro tombstone_hash -#}
@@ -134,5 +144,6 @@ from (
     where status = 'erasing'
 ) as requests
 left join {{ ctx.tombstones }} as tombstones
-    on tombstones.subject_hash = requests.subject_hash and tombstones.subject_pseudonym is not null
+    on tombstones.subject_hash = requests.subject_hash
+        and (tombstones.subject_pseudonym is not null or tombstones.pseudonym_enc is not null)
 {%- endmacro %}

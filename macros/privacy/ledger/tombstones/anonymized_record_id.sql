@@ -1,9 +1,11 @@
-{#- The id a record kept anonymized (on_erasure: anonymize, e.g. an order the law keeps)
-    is stored under once its subject is erased: 'anon-' and the tombstone key's hash of
-    its source id. The source system links its own id to the person; this id finds
-    nothing there, while every later event for the record, a rebuild and a re-erasure
-    compute the same one. An id already anonymized ('anon-' and 64 hex digits) stays as
-    it is; a source id that merely starts with 'anon-' is hashed like any other. salt_expr: the
+{#- A source record id hashed under the tombstone key: 'anon-' and 64 hex digits. The
+    source system links its own id (an encounter, click or order id) to the person;
+    bronze stores every record under this id instead (cdc_latest_events'
+    event_record_ref), so no version of any table can be looked up in the source to
+    find whose row it was, while every later event for the record, a rebuild and a
+    re-erasure compute the same one. A record kept anonymized after its subject's
+    erasure (on_erasure: anonymize, e.g. an order the law keeps) keeps it. An id
+    already anonymized ('anon-' and 64 hex digits) stays as it is. salt_expr: the
     tombstone key as a column, where a scalar subquery cannot go (a MERGE's SET). -#}
 {% macro anonymized_record_id(id_expr, keys=none, salt_expr=none) -%}
     {{ return(adapter.dispatch('anonymized_record_id', 'gdpr_lakehouse')(id_expr, keys, salt_expr)) }}

@@ -15,6 +15,9 @@
         {%- if 'pseudonym_hash' not in columns -%}
             {%- do run_query("alter table " ~ tombstones ~ " add columns (pseudonym_hash string)") -%}
         {%- endif -%}
+        {%- if 'pseudonym_enc' not in columns -%}
+            {%- do run_query("alter table " ~ tombstones ~ " add columns (pseudonym_enc binary)") -%}
+        {%- endif -%}
         {%- if gdpr_lakehouse.scalar_query("select count(*) from " ~ tombstones ~ " where subject_pseudonym is not null", 0) | int > 0 -%}
             {#- the tombstones' own post-hook cannot ref() the system keys (they read the
                 tombstones): looked up here, and a missing table stops the hashing -#}
