@@ -253,3 +253,82 @@ def test_a_declared_relation_with_no_table_is_refused_not_reported_clean(tmp_pat
         witness, [external], tmp_path / "w", tmp_path / "l", **only
     )
     assert (residues, stats["relations"]) == ([], 1)
+
+
+def test_a_witness_keeps_the_subjects_record_ids(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    witness = forensic_scan.Witness(
+        "P0000006", "patient", "ab" * 32, bytes(32), [], [{"column": "e.id", "value": "E1"}]
+    )
+    forensic_scan.write_witness(witness, path)
+    assert forensic_scan.read_witness(path) == witness
+    assert ("record_id", b"E1") in {(n.kind, n.value) for n in witness.needles()}
+    path.write_text(json.dumps({"version": 1, "subject_id": "P0000006", "records": ["E1"]}))
+    with pytest.raises(forensic_scan.ScanError, match="records must be a list"):
+        forensic_scan.read_witness(path)
+
+
+def _table(warehouse: Path, relation: DeltaRelation, rows: list[dict]) -> None:
+    """A one-file Delta table of `relation` holding `rows`."""
+    location = relation.path(warehouse)
+    location.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), location / "part-0.parquet")
+    _commit(location, 0, {"add": {"path": "part-0.parquet"}})
+
+
+def _lakehouse(tmp_path: Path, key_bytes: int, record_id: str | None) -> list[DeltaRelation]:
+    """bronze.encounters (named by pseudonym) after an erasure, with the system keys."""
+    encounters = DeltaRelation(
+        "model.p.bronze_encounters",
+        "bronze_encounters",
+        "bronze",
+        "encounters",
+        "model",
+        privacy={"subject_key": "patient_pseudonym", "subject_key_kind": "pseudonym"},
+    )
+    keys = DeltaRelation(
+        "model.p.privacy_system_keys",
+        "privacy_system_keys",
+        "privacy",
+        "system_keys",
+        "model",
+        privacy={"role": "system"},
+    )
+    warehouse = tmp_path / "w"
+    row = {"encounter_ref": record_id or "anon-" + "0" * 64, "patient_pseudonym": "ab" * 32}
+    _table(warehouse, encounters, [row])
+    _table(warehouse, keys, [{"key_name": "tombstone", "key_value": bytes(key_bytes)}])
+    return [encounters, keys]
+
+
+@pytest.mark.parametrize(
+    ("key_bytes", "record_id", "verdict", "linked_by"),
+    [
+        (60, None, "unlinkable", []),
+        # the tombstone key plain: a reader hashes ids with it
+        (32, None, "readable", ["the tombstone key, stored plain"]),
+        # a source record id beside the pseudonym: looked up at the source, it names them
+        (60, "E1", "readable", ["bronze.encounters: encounters.encounter_id"]),
+    ],
+)
+def test_a_pseudonym_is_unlinkable_only_when_nothing_maps_it_back(
+    tmp_path: Path, key_bytes: int, record_id: str | None, verdict: str, linked_by: list[str]
+) -> None:
+    relations = _lakehouse(tmp_path, key_bytes, record_id)
+    witness = forensic_scan.Witness(
+        "P0000006",
+        "patient",
+        "ab" * 32,
+        bytes([7]) * 32,  # the subject's key, shredded: in no file
+        [],
+        [{"column": "encounters.encounter_id", "value": "E1"}],
+    )
+    residues, stats = forensic_scan.scan(
+        witness, relations, tmp_path / "w", tmp_path / "l", selected=("relations",)
+    )
+    pseudonym = [r.verdict for r in residues if r.needle_kind == "pseudonym"]
+    assert pseudonym == [verdict]
+    assert [
+        link[: len(want)]
+        for link, want in zip(stats["pseudonym_linked_by"], linked_by, strict=True)
+    ] == linked_by
