@@ -427,9 +427,9 @@ def test_tombstoned_subject_is_never_reingested(
     """What gdpr_erase leaves behind (tombstone, no key, no rows) survives a full refresh."""
     subject = "P0000007"
     spark.sql(
-        "insert into privacy.erasure_tombstones "
+        "insert into privacy.erasure_tombstones (subject_hash, request_id, erased_at, subject_type) "
         f"select sha2(concat(key_value, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
-        "current_timestamp(), 'patient', null, null "
+        "current_timestamp(), 'patient' "
         "from privacy.system_keys where key_name = 'tombstone'"
     )
     pseudonym = spark.sql(
