@@ -28,8 +28,8 @@ from pyspark.sql import SparkSession
 from tests.dbt_harness import (
     DbtProject,
     bronze_encounter_counts,
-    landed_encounters_of,
     latest_versions,
+    record_ref,
 )
 
 pytestmark = pytest.mark.functional
@@ -39,23 +39,34 @@ def _count(spark: SparkSession, table: str, column: str, value: str) -> int:
     return spark.sql(f"select count(*) from {table} where {column} = '{value}'").first()[0]
 
 
-def _encounters(spark: SparkSession, patient_id: str) -> int:
-    """The patient's encounters in bronze, found by the ids the hospital sent."""
+def _encounters(spark: SparkSession, refs: list[str]) -> int:
+    """The patient's encounters in bronze, found by the ids the hospital sent as bronze
+    stores them (hashed under the tombstone key: computed while the key was there)."""
+    listed = ", ".join(f"'{ref}'" for ref in refs)
     return spark.sql(
-        f"select count(*) from bronze.encounters where {landed_encounters_of(patient_id)}"
+        f"select count(*) from bronze.encounters where encounter_ref in ({listed})"
     ).first()[0]
 
 
 @pytest.fixture(scope="module")
-def erased_patient(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> str:
-    """A patient with encounters in bronze, erased (its events stay in landing: no purge)."""
+def erased_patient(tables: list[Path], dbt: DbtProject, spark: SparkSession) -> list[str]:
+    """A patient with encounters in bronze, erased (its events stay in landing: no purge):
+    their encounters' ids as bronze stores them."""
     patient_id = spark.sql(
         f"select patient_id from ({bronze_encounter_counts()}) "
         "order by encounters desc, patient_id desc limit 1"
     ).first()[0]
+    refs = [
+        row[0]
+        for row in spark.sql(
+            f"select {record_ref('encounter_id')} from landing.encounters "
+            f"where patient_id = '{patient_id}'"
+        ).collect()
+    ]
+    assert refs and _encounters(spark, refs) > 0
     dbt.operation("gdpr_erase", {"subject_ids": [patient_id], "reason": "adversarial suite"})
-    assert _encounters(spark, patient_id) == 0
-    return patient_id
+    assert _encounters(spark, refs) == 0
+    return refs
 
 
 def _system_key_table(spark: SparkSession) -> str:
@@ -70,7 +81,7 @@ def _version(spark: SparkSession, table: str) -> int:
 
 
 def test_a_lost_tombstone_key_stops_every_build_and_resurrects_no_one(
-    erased_patient: str, dbt: DbtProject, spark: SparkSession
+    erased_patient: list[str], dbt: DbtProject, spark: SparkSession
 ) -> None:
     """Attack: delete the tombstone key (an operator's slip, or on purpose), then build,
     incrementally and with --full-refresh. Guarantee: both stop with an error that names
@@ -101,7 +112,7 @@ def test_a_lost_tombstone_key_stops_every_build_and_resurrects_no_one(
 
 
 def test_a_duplicated_system_key_stops_the_build(
-    erased_patient: str, dbt: DbtProject, spark: SparkSession
+    erased_patient: list[str], dbt: DbtProject, spark: SparkSession
 ) -> None:
     """Attack: plant a second tombstone key (a subquery that returns two keys must not
     pick one). Guarantee: the build stops; nothing is ingested under either key."""
@@ -121,7 +132,7 @@ def test_a_duplicated_system_key_stops_the_build(
 
 
 def test_the_system_key_survives_erasure_purge_and_full_refresh(
-    erased_patient: str, dbt: DbtProject, spark: SparkSession
+    erased_patient: list[str], dbt: DbtProject, spark: SparkSession
 ) -> None:
     """Guarantee: the system key table is never rebuilt and is no subject's: a
     --full-refresh of it and an erasure leave its one key as it was."""

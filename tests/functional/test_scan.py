@@ -129,6 +129,8 @@ def test_the_witness_holds_what_to_look_for(life: dict) -> None:
     assert len(bytes.fromhex(witness["key_hex"])) == 32 and len(witness["pseudonym"]) == 64
     columns = {value["column"] for value in witness["values"]}
     assert {"patients.email", "patients.national_id", "patients.phone"} <= columns
+    # the ids the hospital gave the patient's encounters: it links them to the patient
+    assert {record["column"] for record in witness["records"]} == {"encounters.encounter_id"}
     assert life["witness_mode"] == 0o600
 
 
@@ -141,7 +143,7 @@ def test_before_erasure_the_scan_finds_the_subject_everywhere(life: dict) -> Non
     assert ("silver.patients", "pseudonym") in live
     assert ("privacy.subject_keys", "key") in live
     landing = {r["needle_kind"] for r in report["residues"] if r["location"] == "landing zone"}
-    assert landing == {"subject_id", "pii"}
+    assert landing == {"subject_id", "record_id", "pii"}
     # their own export holds their data in clear: the scan sees it too
     exported = {r["needle_kind"] for r in report["residues"] if r["area"] == "exports"}
     assert {"subject_id", "pii"} <= exported
@@ -160,6 +162,20 @@ def test_after_erasure_nothing_is_reachable_and_history_is_ciphertext_without_ke
     # no PII value in plaintext in any relation: bronze and below hold it encrypted
     assert not [r for r in residues if r["area"] == "relations" and r["needle_kind"] == "pii"]
     assert not [r for r in residues if r["needle_kind"] == "key"]
+    # no Delta table names the patient by id (but the request log, by contract) or by
+    # an encounter id the hospital sent
+    assert not [
+        r
+        for r in residues
+        if r["area"] == "relations"
+        and r["needle_kind"] in ("subject_id", "record_id")
+        and r["verdict"] == "readable"
+    ]
+    # with the envelope off, the tombstone key is stored plain: the pseudonym is linkable
+    # (tests/adversarial/test_secret_leaks.py proves it unlinkable with the envelope)
+    assert report["scanned"]["pseudonym_linked_by"] == [
+        "the tombstone key, stored plain in privacy.system_keys (key_envelope off)"
+    ]
     # what only the purge removes: history files, the landing zone; so not clean yet
     history = {
         r["file_kind"] for r in residues if r["area"] == "relations" and r["verdict"] == "readable"
