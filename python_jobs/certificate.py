@@ -46,6 +46,7 @@ from python_jobs import request_certificate
 from python_jobs.forensic_scan import (
     AREAS,
     REQUEST_ID,
+    VERDICTS,
     Witness,
     _relation,
     live_rows,
@@ -155,7 +156,7 @@ def _scan_verdict(
         }
     witness = witness or Witness(subject_id)
     residues, stats = scan(witness, relations, warehouse, landing_dir(), AREAS, skip)
-    counts = {verdict: 0 for verdict in ("readable", "unreadable", "retained")}
+    counts = {verdict: 0 for verdict in VERDICTS}
     for residue in residues:
         counts[residue.verdict] += 1
     return {
@@ -291,6 +292,7 @@ def render_html(certificate: dict[str, Any]) -> str:
     if scanned["performed"]:
         verdict = (
             f"{'clean' if scanned['clean'] else 'NOT CLEAN'}: {scanned['residues']['readable']} readable, "
+            f"{scanned['residues'].get('unlinkable', 0)} unlinkable (pseudonym, nothing maps it back), "
             f"{scanned['residues']['unreadable']} unreadable (key destroyed), "
             f"{scanned['residues']['retained']} retained by contract; {scanned['files']} files of "
             f"{scanned['relations']} relations and {', '.join(scanned['areas'])} scanned at {scanned['at']}"

@@ -332,3 +332,16 @@ def test_a_pseudonym_is_unlinkable_only_when_nothing_maps_it_back(
         link[: len(want)]
         for link, want in zip(stats["pseudonym_linked_by"], linked_by, strict=True)
     ] == linked_by
+
+
+def test_a_certificate_counts_unlinkable_residues(tmp_path: Path) -> None:
+    """A certificate issued before the purge, with the envelope on: its scan finds the
+    pseudonym unlinkable (it stopped with a KeyError: it counted three verdicts only)."""
+    from python_jobs import certificate
+
+    relations = _lakehouse(tmp_path, 60, None)
+    witness = forensic_scan.Witness("P0000006", "patient", "ab" * 32, bytes([7]) * 32)
+    scanned = certificate._scan_verdict(
+        {"request_id": "req-x", "subject_id": "P0000006"}, relations, tmp_path / "w", witness
+    )
+    assert scanned["residues"]["unlinkable"] == 1 and scanned["clean"]
