@@ -33,7 +33,8 @@ column or log action, how many rows), and a verdict:
                  source record id of theirs where it could be read, and the tombstone
                  key is stored wrapped (key_envelope: with it plain, a reader of
                  privacy.system_keys can hash an id and find the tombstone that names
-                 the pseudonym's hash)
+                 the pseudonym's hash); never without the witness's key or with the
+                 declared relations left out of --areas: the scan cannot tell
     unreadable   ciphertext whose key is gone (crypto-shredded)
     retained     the subject id kept on purpose by a privacy control table (the record
                  of the request); its pseudonym there is readable (it links the id to
@@ -643,6 +644,11 @@ def scan(
     ]
     if key_found:
         links.append("the subject's key")
+    # what the scan did not see cannot prove anything gone (fail closed)
+    if witness.key is None:
+        links.append("no witness key: whether the subject's key still exists is unknown")
+    if "relations" not in selected:
+        links.append("the declared relations were not scanned (--areas)")
     if tombstone_key_plain(relations, warehouse):
         links.append("the tombstone key, stored plain in privacy.system_keys (key_envelope off)")
     stats["pseudonym_linked_by"] = sorted(set(links))

@@ -345,3 +345,25 @@ def test_a_certificate_counts_unlinkable_residues(tmp_path: Path) -> None:
         {"request_id": "req-x", "subject_id": "P0000006"}, relations, tmp_path / "w", witness
     )
     assert scanned["residues"]["unlinkable"] == 1 and scanned["clean"]
+
+
+def test_a_pseudonym_is_not_called_unlinkable_on_what_the_scan_did_not_see(
+    tmp_path: Path,
+) -> None:
+    """Fail closed: without the witness's key the scan cannot tell the key is gone, and
+    with the declared relations left out (--areas) it cannot tell no table holds the id:
+    in neither case is the pseudonym unlinkable."""
+    relations = _lakehouse(tmp_path, 60, None)
+    keyless = forensic_scan.Witness("P0000006", "patient", "ab" * 32)
+    residues, stats = forensic_scan.scan(
+        keyless, relations, tmp_path / "w", tmp_path / "l", selected=("relations",)
+    )
+    assert [r.verdict for r in residues if r.needle_kind == "pseudonym"] == ["readable"]
+    assert any("no witness key" in link for link in stats["pseudonym_linked_by"])
+    # the same table, found as an undeclared one of the warehouse
+    witness = forensic_scan.Witness("P0000006", "patient", "ab" * 32, bytes([7]) * 32)
+    residues, stats = forensic_scan.scan(
+        witness, relations[1:], tmp_path / "w", tmp_path / "l", selected=("warehouse",)
+    )
+    assert [r.verdict for r in residues if r.needle_kind == "pseudonym"] == ["readable"]
+    assert any("not scanned" in link for link in stats["pseudonym_linked_by"])
