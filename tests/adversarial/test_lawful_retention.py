@@ -12,10 +12,11 @@ every one of their orders.
 
 Guarantees held here: an anonymized order survives --full-refresh, later events for it
 still apply (and stay anonymous), and the landing purge anonymizes its events instead of
-deleting them, so a rebuild after the purge still has it. A kept order is stored under
-an anonymous id (macro anonymized_record_id: the tombstone key's hash of its source id),
-so the source's order id finds it nowhere. The shop's bronze relations (users, clicks,
-orders) name a user only by pseudonym: no version of them holds the shop's user id.
+deleting them, so a rebuild after the purge still has it. Every order (and click) is
+stored under an anonymous id (macro anonymized_record_id: the tombstone key's hash of
+its source id), before and after its user's erasure, so the source's ids find it
+nowhere. The shop's bronze and silver relations (users, clicks, orders) name a user
+only by pseudonym: no version of them holds the shop's user id or record ids.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Guarantees held here:
   evidence, restore log, legal holds) holds the subject's pseudonym;
 - the request log, which names the subject by id, never held it in any file, current
   or historical: the tombstone (which names the subject by a hash under the tombstone
-  key) holds it while the erasure runs, then keeps only a hash of it, and a restore
+  key) holds it, encrypted under the tombstone key, while the erasure runs (its
+  files never hold it in clear either), then keeps only a hash of it, and a restore
   re-erases by hashing each row's key (tests/functional/test_restore.py proves the
   re-erasure);
 - the purge job rewrites and vacuums the control tables' history too, so the
