@@ -7,6 +7,8 @@ touches the user's target/, logs/ or .lakehouse/.
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,38 @@ BASELINE = {
     "delta.logRetentionDuration": "interval 30 days",
     "delta.deletedFileRetentionDuration": "interval 7 days",
 }
+
+
+def _children_cpu() -> float:
+    """CPU seconds so far of this process's child processes still running (the
+    in-process Spark's JVM), read from /proc (Linux); 0 elsewhere."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():  # the parent pid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _timed(args: tuple[str, ...], invoke: Any, argv: list[str]) -> dbtRunnerResult:
+    """invoke(argv); with TEST_DBT_TIMINGS set, one line per dbt command appended to
+    that file: wall seconds, CPU seconds of this process (dbt's Python: parsing,
+    Jinja, the adapter), CPU seconds of the JVM it drives, the command. It shows how
+    the suite's time splits between dbt's Python and Spark; never set in `make test`."""
+    log = os.environ.get("TEST_DBT_TIMINGS")
+    if not log:
+        return invoke(argv)
+    wall, cpu, jvm = time.perf_counter(), time.process_time(), _children_cpu()
+    try:
+        return invoke(argv)
+    finally:
+        spent = (time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - jvm)
+        with open(log, "a") as out:
+            out.write("\t".join(f"{s:.2f}" for s in spent) + f"\t{' '.join(args)[:200]}\n")
 
 
 @dataclass
@@ -60,7 +94,7 @@ class DbtProject:
         ]
 
     def invoke(self, *args: str, expect_success: bool = True) -> dbtRunnerResult:
-        result = dbtRunner().invoke([*args, *self._paths(args)])
+        result = _timed(args, dbtRunner().invoke, [*args, *self._paths(args)])
         if expect_success and not result.success:
             raise AssertionError(
                 f"dbt {' '.join(args)} failed: {result.exception or result.result}"
@@ -75,7 +109,7 @@ class DbtProject:
             if event.info.level == "error":
                 errors.append(event.info.msg)
 
-        result = dbtRunner(callbacks=[collect]).invoke([*args, *self._paths(args)])
+        result = _timed(args, dbtRunner(callbacks=[collect]).invoke, [*args, *self._paths(args)])
         if result.exception is not None:
             errors.append(str(result.exception))
         return result.success, "\n".join(errors)

@@ -122,6 +122,25 @@ def test_the_codegen_bench_refuses_bad_arguments_before_anything_starts(
     assert not (tmp_path / "lakehouse").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "the following arguments are required: --base"),
+        (["--base", "HEAD", "--runs", "10"], "--runs must be between 1 and 9"),
+        (["--base", "HEAD", "--patients", "1000,x"], "--patients must be whole numbers"),
+        (["--base", "HEAD", "--patients", "2000000"], "--patients values must be between 1"),
+        (["--base=-p"], "--base must name a revision"),
+        (["--base", "no-such-revision"], "--base 'no-such-revision' is not a commit"),
+    ],
+)
+def test_the_build_cost_bench_refuses_bad_arguments_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _script(tmp_path, "bench/build_cost.py", *args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "lakehouse").exists()
+
+
 def test_the_warm_bench_runs_every_command_through_the_engine(tmp_path: Path) -> None:
     """bench/warm.py --engines warm end to end on a small demo: the engine starts, dbt's
     warm target builds, erases and restores through its Thrift server, audit_stream runs
