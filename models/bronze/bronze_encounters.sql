@@ -6,7 +6,9 @@
     )
 }}
 
-{#- The diagnosis and the cost are health data (GDPR Art. 9): encrypted on arrival
+{#- The diagnosis, the admitting department (oncology, psychiatry, obstetrics: it
+    says what the patient is treated for) and the cost are health data (GDPR Art. 9):
+    encrypted on arrival
     with the patient's key, like the direct identifiers, so every copy history keeps
     (time travel, the Change Data Feed) is unreadable once the key is destroyed. The
     vault keys every patient an encounter names (subject_feeds); an encounter without
@@ -16,7 +18,7 @@
     its id hashed under the tombstone key (encounter_ref), never by the hospital's
     encounter id, which the hospital links to the patient: once the key is destroyed,
     nothing maps any version of this table back to the patient. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'cost', 'patient_id', 'encounter_id'],
+{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'department_id', 'cost', 'patient_id', 'encounter_id'],
     'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
@@ -35,7 +37,7 @@ final as (
         vault.subject_pseudonym as patient_pseudonym,
         events.admitted_at,
         {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,
-        events.department_id,
+        {{ gdpr_lakehouse.encrypt_pii('events.department_id', 'vault.data_key') }} as department_id_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.cost', 'vault.data_key') }} as cost_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events

@@ -7,11 +7,12 @@ vault as (
     select * from {{ ref('privacy_data_keys') }}
 ),
 
--- silver keeps the cost encrypted under the patient's key: decrypted here, in the query
+-- silver keeps the department and the cost encrypted under the patient's key:
+-- decrypted here, in the query
 encounters as (
     select
         encounters.patient_pseudonym,
-        encounters.department_id,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.department_id_enc', 'vault.data_key', 'gold_patient_summary.department_count') }} as department_id,
         encounters.admitted_at,
         cast({{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.cost_enc', 'vault.data_key', 'gold_patient_summary.total_cost') }} as decimal(12, 2)) as cost_amount
     from {{ ref('silver_encounters') }} as encounters

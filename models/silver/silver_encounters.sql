@@ -1,5 +1,6 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
-{#- The diagnosis, its category and the cost are health data (GDPR Art. 9): stored
+{#- The diagnosis, its category, the admitting department and the cost are health
+    data (GDPR Art. 9): stored
     encrypted under the patient's key, as in bronze, so every version silver's history
     keeps is unreadable once the key is destroyed. A model that needs them decrypts
     them in its query (decrypt_pii_or_fail). -#}
@@ -15,7 +16,7 @@ final as (
         admitted_at,
         {{ gdpr_lakehouse.encrypt_pii('upper(diagnosis_code)', 'patient_data_key') }} as diagnosis_code_enc,
         {{ gdpr_lakehouse.encrypt_pii('substring(upper(diagnosis_code), 1, 3)', 'patient_data_key') }} as diagnosis_category_enc,
-        department_id,
+        {{ gdpr_lakehouse.encrypt_pii('department_id', 'patient_data_key') }} as department_id_enc,
         {{ gdpr_lakehouse.encrypt_pii('cast(cost_value as decimal(12, 2))', 'patient_data_key') }} as cost_enc,
         ingested_at
     from checked

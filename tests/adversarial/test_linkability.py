@@ -91,10 +91,13 @@ def test_no_control_table_maps_the_erased_id_to_its_pseudonym(
 # Where each layer keeps an encounter's health data (GDPR Art. 9), encrypted under the
 # patient's key: (relation, the column naming the patient, its ciphertext columns).
 HEALTH = {
-    "bronze.encounters": ("patient_pseudonym", ("diagnosis_code_enc", "cost_enc")),
+    "bronze.encounters": (
+        "patient_pseudonym",
+        ("diagnosis_code_enc", "department_id_enc", "cost_enc"),
+    ),
     "silver.encounters": (
         "patient_pseudonym",
-        ("diagnosis_code_enc", "diagnosis_category_enc", "cost_enc"),
+        ("diagnosis_code_enc", "diagnosis_category_enc", "department_id_enc", "cost_enc"),
     ),
 }
 
@@ -106,7 +109,8 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
     """Attack: time-travel bronze.encounters (or silver.encounters) to the version
     before the erasure and read the erased patient's encounters (or their delete
     pre-images in the Change Data Feed). Guarantee, before any purge: every
-    special-category value there (diagnosis, its ICD-10 category, cost) is ciphertext
+    special-category value there (diagnosis, its ICD-10 category, the admitting
+    department, which says what the patient is treated for, cost) is ciphertext
     under the patient's key, which is gone: none reads as the value the hospital sent,
     none opens with a key left in the vault."""
     subject_id, pseudonym = erased
@@ -114,11 +118,12 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
     who = pseudonym  # every layer names the patient by pseudonym
     version = version_before_erasure(spark, relation, subject_id)
     sent = spark.sql(
-        "select upper(diagnosis_code) as code, cost from landing.encounters "
+        "select upper(diagnosis_code) as code, department_id, cost from landing.encounters "
         f"where patient_id = '{subject_id}'"
     ).collect()
     codes = {row["code"] for row in sent} | {row["code"][:3] for row in sent}
     costs = {round(float(row["cost"]), 2) for row in sent}
+    departments = {row["department_id"] for row in sent}
     assert codes, "the erased patient sent no encounter"
     history = spark.sql(
         f"select * from {relation} version as of {version} where {subject} = '{who}'"
@@ -135,11 +140,14 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
                 assert str(value).upper() not in codes, (
                     f"{column} of {relation} holds {value!r} in clear"
                 )
+                assert str(value) not in departments, (
+                    f"{column} of {relation} holds the department {value!r} in clear"
+                )
                 if isinstance(value, float | Decimal):
                     assert round(float(value), 2) not in costs, (
                         f"{column} of {relation} holds the cost {value!r} in clear"
                     )
-        clear = {"diagnosis_code", "diagnosis_category", "cost", "cost_amount"}
+        clear = {"diagnosis_code", "diagnosis_category", "department_id", "cost", "cost_amount"}
         assert not clear & set(frame.columns), f"{relation} keeps {clear & set(frame.columns)}"
     for column in ciphers:
         opened = spark.sql(

@@ -242,8 +242,10 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     dbt.operation("gdpr_erase")
     assert (
         spark.sql(
-            "select count(*) from silver.encounters where year(admitted_at) = 2001 "
-            "and department_id = 'CARD'"
+            "select count(*) from silver.encounters as e "
+            "inner join privacy.subject_keys as k on k.subject_pseudonym = e.patient_pseudonym "
+            "where year(e.admitted_at) = 2001 "
+            "and cast(aes_decrypt(e.department_id_enc, k.data_key, 'GCM') as string) = 'CARD'"
         ).first()[0]
         == 4
     )

@@ -282,7 +282,8 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     assert spark.sql("select count(*) from privacy.erasure_requests").first()[0] == 0
     cells = (
         "select date_trunc('month', e.admitted_at) as admitted_month, "
-        "coalesce(c.chapter, 'unknown') as icd10_chapter, e.department_id, "
+        "coalesce(c.chapter, 'unknown') as icd10_chapter, "
+        "cast(aes_decrypt(e.department_id_enc, k.data_key, 'GCM') as string) as department_id, "
         "count(*) as encounter_count, "
         "sum(cast(cast(aes_decrypt(e.cost_enc, k.data_key, 'GCM') as string) as decimal(12, 2))) "
         "as total_cost, count(distinct e.patient_pseudonym) as subject_count "
@@ -292,7 +293,7 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
         "between c.first_category and c.last_category group by 1, 2, 3"
     )
     # silver holds the health data only encrypted, every row under a key in the vault
-    assert not {"diagnosis_code", "diagnosis_category", "cost_amount"} & set(
+    assert not {"diagnosis_code", "diagnosis_category", "department_id", "cost_amount"} & set(
         spark.table("silver.encounters").columns
     )
     assert (

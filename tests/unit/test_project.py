@@ -82,6 +82,48 @@ def test_privacy_meta_is_read_from_the_graph(manifest: dict) -> None:
         assert relation.privacy.get("on_erasure") in {"delete", "anonymize", "retain"}
 
 
+def test_health_data_a_source_declares_is_stored_only_encrypted(manifest: dict) -> None:
+    """A landing column meta.privacy names special_category (GDPR Art. 9: a diagnosis,
+    a department, a cost) is, in every model that reads that source and in every model
+    built on one, a special-category column only as `<column>_enc` (ciphertext under
+    the subject's key, in pii_columns), never by its own name in any class: a time-travel
+    read of such a column in clear would outlive the key's destruction."""
+    sources = {
+        uid: (node.get("meta") or {}).get("privacy") or {}
+        for uid, node in manifest["sources"].items()
+    }
+    health = {
+        column for privacy in sources.values() for column in privacy.get("special_category") or []
+    }
+    assert {"diagnosis_code", "department_id", "cost"} <= health
+    checked = []
+    for uid, node in manifest["nodes"].items():
+        privacy = (node["config"].get("meta") or {}).get("privacy") or {}
+        reads = [
+            s
+            for s in node.get("depends_on", {}).get("nodes", [])
+            if sources.get(s, {}).get("special_category")
+        ]
+        if (
+            node["resource_type"] != "model"
+            or not privacy.get("classes")
+            or not (reads or node["name"].startswith("silver_"))
+        ):
+            continue
+        declared = {c for columns in privacy["classes"].values() for c in columns}
+        for column in health:
+            assert column not in declared, f"{uid} keeps {column} in clear"
+            if f"{column}_enc" in declared:
+                assert f"{column}_enc" in privacy["classes"].get("special_category", []), uid
+                assert f"{column}_enc" in privacy["pii_columns"], uid
+                checked.append((node["name"], column))
+    assert {
+        ("bronze_encounters", "department_id"),
+        ("silver_encounters", "department_id"),
+        ("silver_encounters", "diagnosis_code"),
+    } <= set(checked)
+
+
 def test_retention_vars_override_the_defaults(dbt: DbtProject) -> None:
     dbt.invoke("parse", "--vars", "{delta_log_retention: 'interval 14 days'}")
     try:

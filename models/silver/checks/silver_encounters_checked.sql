@@ -1,7 +1,7 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(materialized='ephemeral') }}
 
-{#- The diagnosis and the cost are decrypted here, in the query, with the patient's
+{#- The diagnosis, the department and the cost are decrypted here, in the query, with the patient's
     key, to be checked; silver_encounters encrypts them again under the same key
     (patient_data_key, which this ephemeral model never stores). -#}
 with vault as (
@@ -12,6 +12,7 @@ encounters as (
     select
         bronze.*,
         {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key') }} as diagnosis_code,
+        {{ gdpr_lakehouse.decrypt_pii('bronze.department_id_enc', 'vault.data_key') }} as department_id,
         cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value,
         vault.data_key as patient_data_key
     from {{ ref('bronze_encounters') }} as bronze

@@ -10,19 +10,20 @@
 
 {% macro spark__demo_retained_aggregate(name) -%}
     {%- if name == 'gold_encounters_monthly' -%}
-        {#- silver keeps the category and the cost encrypted under the patient's key:
+        {#- silver keeps the category, the department and the cost encrypted under the patient's key:
             decrypted in the query, after k_anonymous_aggregate leaves erased subjects
             out. A subject with no key left (erased under a tombstone that names no
             pseudonym) is counted on neither side, so what it contributed stays; a
             key that does not open its ciphertext stops the build. -#}
         {%- set category = gdpr_lakehouse.decrypt_pii_or_fail('rows.diagnosis_category_enc', 'vault.data_key', 'gold_encounters_monthly.icd10_chapter') -%}
         {%- set cost = gdpr_lakehouse.decrypt_pii_or_fail('rows.cost_enc', 'vault.data_key', 'gold_encounters_monthly.total_cost') -%}
+        {%- set department = gdpr_lakehouse.decrypt_pii_or_fail('rows.department_id_enc', 'vault.data_key', 'gold_encounters_monthly.department_id') -%}
         {{ return({
             'upstream': ref('silver_encounters'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [
                 ['admitted_month', "date_trunc('month', rows.admitted_at)"],
                 ['icd10_chapter', "coalesce(chapters.chapter, 'unknown')"],
-                ['department_id', 'rows.department_id'],
+                ['department_id', department],
             ],
             'measures': [['encounter_count', 'count(*)', 'bigint'],
                          ['total_cost', 'sum(cast(' ~ cost ~ ' as decimal(12, 2)))', 'decimal(22, 2)']],
