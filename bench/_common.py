@@ -22,6 +22,20 @@ def bench_state(name: str) -> Path:
     return state
 
 
+def demo_sizes(parser, patients: str, runs: int) -> list[int]:
+    """--patients (demo sizes, comma-separated) and --runs of a bench that builds the
+    demo, checked before anything starts: bad values stop it through parser.error."""
+    try:
+        sizes = [int(size) for size in patients.split(",")]
+    except ValueError:
+        parser.error(f"--patients must be whole numbers separated by commas, got {patients!r}")
+    if not sizes or min(sizes) < 1 or max(sizes) > 1_000_000:
+        parser.error("--patients values must be between 1 and 1,000,000")
+    if not 1 <= runs <= 9:
+        parser.error("--runs must be between 1 and 9")
+    return sizes
+
+
 def jvm_cpu_seconds(spark) -> float:
     """User + system CPU time of the Spark JVM so far (Linux /proc)."""
     pid = spark._jvm.java.lang.ProcessHandle.current().pid()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import ROOT, bench_state
+from bench._common import ROOT, bench_state, demo_sizes
 
 SETTINGS = ("false", "true")
 
@@ -71,14 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="runs per setting (default 2)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
-    try:
-        sizes = [int(size) for size in args.patients.split(",")]
-    except ValueError:
-        parser.error(f"--patients must be whole numbers separated by commas, got {args.patients!r}")
-    if not sizes or min(sizes) < 1 or max(sizes) > 1_000_000:
-        parser.error("--patients values must be between 1 and 1,000,000")
-    if not 1 <= args.runs <= 9:
-        parser.error("--runs must be between 1 and 9")
+    sizes = demo_sizes(parser, args.patients, args.runs)
 
     root = bench_state("bench-codegen")
     shutil.rmtree(root, ignore_errors=True)
