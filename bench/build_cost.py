@@ -3,7 +3,6 @@ revision, side by side on the same demo data.
 
     python bench/build_cost.py --base af42576 --patients 100000         # issue 22's ratio
     python bench/build_cost.py --base HEAD~5 --patients 1000,10000 --runs 2
-    python bench/build_cost.py --base af42576 --erasure --patients 3000   # gdpr_erase
 
 The base revision is checked out with `git worktree` into the bench's state folder
 (this checkout's .venv and Delta's jars serve both). For each --patients size, each
@@ -12,10 +11,7 @@ landing schema may differ between revisions) into a lakehouse of its own, and ea
 run times a whole `dbt build` on a fresh copy of that landing zone, in a new process
 (JVM start included, the same for both), base and head in alternating order so
 neither always runs on a warmer machine. Printed: wall seconds of every run, the
-median of each side and the ratio head/base. With --erasure, each revision's own
-bench/erasure.py runs instead (a lakehouse of its own, batched gdpr_erase of 1 and 100
-patients), and its batched wall seconds are compared the same way. The worktree is
-removed at the end.
+median of each side and the ratio head/base. The worktree is removed at the end.
 
 State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-build-cost, apart from `make run`'s data.
 """
@@ -88,19 +84,6 @@ def _build(project: Path, state: Path, landing: Path) -> float:
     return wall
 
 
-def _erasure(project: Path, state: Path, patients: int, out: Path) -> list[dict]:
-    """bench/erasure.py of `project` (its batched gdpr_erase of 1 and 100 patients, the
-    naive loop on a sample of 3) on a lakehouse of its own; its figures."""
-    command = [sys.executable, "bench/erasure.py", "--patients", str(patients)]
-    command += ["--sizes", "1", "100", "--loop-sample", "3", "--rebuild", "--json", str(out)]
-    done = subprocess.run(
-        command, cwd=project, env=_env(project, state), capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"bench/erasure.py of {project} failed:\n{done.stdout[-3000:]}")
-    return json.loads(out.read_text())
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python bench/build_cost.py",
@@ -112,17 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         "--patients", default="1000", help="demo sizes, comma-separated (default 1000)"
     )
     parser.add_argument("--runs", type=int, default=1, help="runs per side (default 1)")
-    parser.add_argument(
-        "--erasure",
-        action="store_true",
-        help="time each revision's bench/erasure.py (batched gdpr_erase of 1 and 100 "
-        "patients) instead of a build",
-    )
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     sizes = demo_sizes(parser, args.patients, args.runs)
-    if args.erasure and min(sizes) < 120:
-        parser.error("--erasure erases 101 patients: --patients must be at least 120")
     if args.base.startswith("-"):
         parser.error(f"--base must name a revision, got {args.base!r}")
     found = subprocess.run(
@@ -146,33 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"base {base_commit[:10]}, head {head_commit[:10]}", flush=True)
     report = []
     try:
-        for patients in sizes if args.erasure else ():
-            figures: dict[str, list[list[dict]]] = {side: [] for side in SIDES}
-            for run in range(args.runs):
-                for side in SIDES if run % 2 == 0 else SIDES[::-1]:
-                    out = root / f"erasure-{side}-{run}.json"
-                    state = root / f"erasure-{side}"
-                    figures[side].append(_erasure(projects[side], state, patients, out))
-                    shutil.rmtree(state, ignore_errors=True)
-                    batched = ", ".join(
-                        f"{r['subjects']} subject(s) {r['batched_wall_s']:.1f} s "
-                        f"({r['batched_core_s']:.1f} core-s)"
-                        for r in figures[side][-1]
-                    )
-                    print(f"{patients:>9,} patients  {side}  run {run + 1}: {batched}", flush=True)
-            for index, row in enumerate(figures["head"][0]):
-                walls = {
-                    side: statistics.median(f[index]["batched_wall_s"] for f in figures[side])
-                    for side in SIDES
-                }
-                print(
-                    f"{patients:>9,} patients  gdpr_erase of {row['subjects']}: median base "
-                    f"{walls['base']:.1f} s, head {walls['head']:.1f} s, "
-                    f"head/base {walls['head'] / walls['base']:.2f}",
-                    flush=True,
-                )
-            report.append({"patients": patients, "erasure": figures})
-        for patients in sizes if not args.erasure else ():
+        for patients in sizes:
             landings = {side: root / f"landing-{side}-{patients}" / "landing" for side in SIDES}
             for side in SIDES:
                 _land(projects[side], landings[side], patients)
