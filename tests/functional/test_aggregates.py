@@ -280,3 +280,45 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     assert _gold(spark) == {("2001-02", "ONCO"): (5, 1000.0, 5)}
     assert _passes(dbt, "retained_aggregates_cover_their_upstream")
     assert _passes(dbt, "retained_aggregates_k_anonymous")
+
+
+def test_an_upgrade_that_renamed_an_upstream_column_fails_nothing_and_drops_no_cell(
+    t0: datetime, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """An upgrade rebuilt silver.encounters with other columns (the department stored
+    encrypted, department_id_enc, where the version before kept department_id in
+    clear): the version of silver the aggregate counted last lacks a column its cells
+    now name, so the run cannot recount it. It must not fail (the upgrade would stop
+    at gold) nor drop a published cell: each keeps the greater of its counts and
+    silver's now, as when that version's files are gone."""
+    dbt.invoke(*GOLD)
+    published = _all_cells(spark)
+    assert published, "no cell of k patients published"
+    # silver as the version before this one left it, then counted last by the aggregate
+    kept = ", ".join(
+        f"'{row['key']}' = '{row['value']}'"
+        for row in spark.sql("show tblproperties silver.encounters").collect()
+        if row["key"] in BASELINE
+    )
+    columns = [c for c in spark.table("silver.encounters").columns if c != "department_id_enc"]
+    spark.sql(
+        f"create or replace table silver.encounters using delta tblproperties ({kept}) as "
+        f"select {', '.join(columns)}, 'CARD' as department_id from silver.encounters"
+    )
+    old = spark.sql("describe history silver.encounters limit 1").first()["version"]
+    spark.sql(f"update gold.encounters_monthly set source_version = {old}")
+    dbt.invoke("run", "--select", "silver_encounters")
+    success, errors = dbt.invoke_errors("run", "--select", "gold_encounters_monthly")
+    assert success, errors
+    assert _all_cells(spark) == published
+    assert _passes(dbt, "retained_aggregates_k_anonymous")
+
+
+def _all_cells(spark: SparkSession) -> list[tuple]:
+    return sorted(
+        tuple(row)
+        for row in spark.sql(
+            "select admitted_month, icd10_chapter, department_id, encounter_count, total_cost, "
+            "subject_count from gold.encounters_monthly"
+        ).collect()
+    )

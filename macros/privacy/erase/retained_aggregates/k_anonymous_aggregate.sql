@@ -27,8 +27,10 @@
       contributed stays counted and the table is written with the same cells and counts; it keeps no erased
       split that would show which cell an erased person was in.
     - When the version last counted can no longer be read (a VACUUM after a purge
-      deleted its files), a published cell takes the greater of each measure it holds
-      and the upstream's now (logged): it never drops because of an erasure.
+      deleted its files), or has other columns than the upstream's now (an upgrade
+      rebuilt it: its cells cannot be recounted), a published cell takes the greater
+      of each measure it holds and the upstream's now (logged): it never drops
+      because of an erasure.
     - A table an older version built (no subject_count) starts over from the
       upstream's live cells.
 #}
@@ -54,11 +56,21 @@
         {%- set kept = this -%}
     {%- endif -%}
     {%- set consumed = gdpr_lakehouse.consumed_version(kept) | int -%}
-    {%- set counted = kept is not none and consumed >= 0 and consumed <= latest
+    {%- set readable = kept is not none and consumed >= 0 and consumed <= latest
         and gdpr_lakehouse.cdf_readable_from(upstream) | int <= consumed -%}
+    {#- an upgrade that rebuilt the upstream with other columns (silver.encounters'
+        department stored encrypted) left a version the cells cannot be recounted on -#}
+    {%- set same_columns = namespace(value=true) -%}
+    {%- if readable and execute and consumed != latest -%}
+        {%- set then = run_query('select * from ' ~ upstream ~ ' version as of ' ~ consumed ~ ' limit 0').column_names | map('lower') | sort | list -%}
+        {%- set now = run_query('select * from ' ~ upstream ~ ' version as of ' ~ latest ~ ' limit 0').column_names | map('lower') | sort | list -%}
+        {%- set same_columns.value = then == now -%}
+    {%- endif -%}
+    {%- set counted = readable and same_columns.value -%}
     {%- if kept is not none and not counted and execute -%}
-        {%- do log(this ~ ": version " ~ consumed ~ " of " ~ upstream ~ ", last counted, can no longer be read (a VACUUM deleted its files); "
-            ~ "each published cell keeps the greater of its counts and the upstream's now", info=true) -%}
+        {%- do log(this ~ ": version " ~ consumed ~ " of " ~ upstream ~ ", last counted, "
+            ~ ("can no longer be read (a VACUUM deleted its files)" if not readable else "has other columns than its version " ~ latest ~ " (an upgrade rebuilt it)")
+            ~ "; each published cell keeps the greater of its counts and the upstream's now", info=true) -%}
     {%- endif -%}
     {%- set names = cells | map(attribute=0) | list -%}
     {%- set sums = (measures | map(attribute=0) | list) + ['subject_count'] -%}
