@@ -8,9 +8,11 @@
 
 {#- A patient is named by the pseudonym the vault gives them, never by the hospital's
     id: once their key is destroyed, nothing maps any version of this table back to
-    them. The identifiers are encrypted under the same key. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['patient_id'],
-    'dbt build --full-refresh --select bronze_patients+ (then python -m python_jobs.purge removes the source ids from its history)') }}
+    them. The identifiers are encrypted under the same key, and so are the city and the
+    insurer: with the age band they single a patient out, so a clear copy would let a
+    reader of an old version link the pseudonym back to a person they know. -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['patient_id', 'city', 'insurer'],
+    'dbt build --full-refresh --select bronze_patients+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
@@ -31,8 +33,8 @@ encrypted as (
         {{ gdpr_lakehouse.encrypt_pii('events.national_id', 'vault.data_key') }} as national_id_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.birth_date', 'vault.data_key') }} as birth_date_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.address', 'vault.data_key') }} as address_enc,
-        events.city,
-        events.insurer,
+        {{ gdpr_lakehouse.encrypt_pii('events.city', 'vault.data_key') }} as city_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.insurer', 'vault.data_key') }} as insurer_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     inner join vault on events.patient_id = vault.subject_id

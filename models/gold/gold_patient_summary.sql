@@ -1,4 +1,5 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
+{%- set k = gdpr_lakehouse.k_anonymity() %}
 with patients as (
     select * from {{ ref('silver_patients') }}
 ),
@@ -25,27 +26,56 @@ per_patient as (
         count(*) as encounter_count,
         sum(cost_amount) as total_cost,
         count(distinct department_id) as department_count,
-        min(admitted_at) as first_admitted_at,
-        max(admitted_at) as last_admitted_at
+        -- the month only: an exact admission time is a record of its own the hospital
+        -- can look up
+        date_trunc('month', min(admitted_at)) as first_admitted_month,
+        date_trunc('month', max(admitted_at)) as last_admitted_month
     from encounters
     group by patient_pseudonym
 ),
 
-final as (
+joined as (
     select
         patients.patient_pseudonym,
         patients.age_band,
-        patients.city,
-        patients.insurer,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.city_enc', 'vault.data_key', 'gold_patient_summary.city') }} as city,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.insurer_enc', 'vault.data_key', 'gold_patient_summary.insurer') }} as insurer,
         coalesce(per_patient.encounter_count, 0) as encounter_count,
         coalesce(per_patient.total_cost, 0) as total_cost,
         coalesce(per_patient.department_count, 0) as department_count,
-        per_patient.first_admitted_at,
-        per_patient.last_admitted_at
+        per_patient.first_admitted_month,
+        per_patient.last_admitted_month
     from patients
+    left join vault on patients.patient_pseudonym = vault.subject_pseudonym
     left join per_patient on patients.patient_pseudonym = per_patient.patient_pseudonym
+    -- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
+    where {{ gdpr_lakehouse.not_restricted('patients.patient_pseudonym') }}
+),
+
+counted as (
+    select
+        *,
+        count(*) over (partition by city) as city_patients,
+        count(*) over (partition by city, insurer) as city_insurer_patients
+    from joined
+),
+
+-- The city and the insurer single a patient out (with the age band): each is
+-- published only in the rows of at least var k_anonymity patients who share it (the
+-- insurer beside its city), and left null elsewhere. The table is rebuilt whole, so
+-- every version history keeps holds the rule for the patients of that version.
+final as (
+    select
+        patient_pseudonym,
+        age_band,
+        case when city_patients >= {{ k }} then city end as city,
+        case when city_insurer_patients >= {{ k }} then insurer end as insurer,
+        encounter_count,
+        total_cost,
+        department_count,
+        first_admitted_month,
+        last_admitted_month
+    from counted
 )
 
--- restricted subjects (GDPR Art. 18, legal holds) are kept, not published
 select * from final
-where {{ gdpr_lakehouse.not_restricted('final.patient_pseudonym') }}

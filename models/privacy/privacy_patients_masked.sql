@@ -26,8 +26,8 @@ final as (
         {{ gdpr_lakehouse.reveal_pii('patients.national_id_enc', 'vault.data_key') }} as national_id,
         {{ gdpr_lakehouse.reveal_pii('patients.address_enc', 'vault.data_key') }} as address,
         patients.age_band,
-        patients.city,
-        patients.insurer
+        {{ gdpr_lakehouse.reveal_pii('patients.city_enc', 'vault.data_key') }} as city,
+        {{ gdpr_lakehouse.reveal_pii('patients.insurer_enc', 'vault.data_key') }} as insurer
     from patients
     left join vault on patients.patient_pseudonym = vault.subject_pseudonym
 )

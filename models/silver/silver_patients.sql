@@ -19,8 +19,8 @@ final as (
             when months_between(current_date(), birth_date) / 12 < 65 then '40-64'
             else '65+'
         end as age_band,
-        city,
-        insurer,
+        city_enc,
+        insurer_enc,
         source_updated_at as updated_at,
         ingested_at
     from checked

@@ -326,6 +326,47 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     assert segments <= {"champion", "customer", "browser", "dormant"} and segments
 
 
+def test_the_patient_summary_names_a_city_or_an_insurer_only_beside_k_patients(
+    built: dict, spark: SparkSession
+) -> None:
+    """gold.patient_summary is published per patient: in every version its history
+    holds, a city appears only in rows of at least k (5) patients, an insurer only in
+    rows of at least k patients of that city, and admissions by month only. Silver,
+    bronze and the snapshot keep the city and the insurer encrypted, and the summary
+    decrypts them (it publishes some, the demo's 120 patients in 6 cities x 4 insurers
+    leave others out)."""
+    versions = [
+        row["version"]
+        for row in spark.sql("describe history gold.patient_summary").collect()
+        if row["operation"] != "CREATE TABLE"
+    ]
+    assert len(versions) >= 2  # one per build
+    for version in versions:
+        rows = f"(select * from gold.patient_summary version as of {version})"
+        small = spark.sql(
+            f"select city, count(*) from {rows} where city is not null group by city "
+            "having count(*) < 5 union all "
+            f"select concat(city, ' / ', insurer), count(*) from {rows} "
+            "where insurer is not null group by city, insurer having count(*) < 5 union all "
+            f"select 'an insurer without its city', count(*) from {rows} "
+            "where insurer is not null and city is null having count(*) > 0"
+        ).collect()
+        assert small == [], f"version {version}: {small}"
+    cities, insurers, withheld, exact = spark.sql(
+        "select count(city), count(insurer), count_if(insurer is null), "
+        "count_if(first_admitted_month != date_trunc('month', first_admitted_month)) "
+        "from gold.patient_summary"
+    ).first()
+    assert cities > 0 and insurers > 0 and withheld > 0 and exact == 0
+    clear = [
+        f"{table}.{column}"
+        for table in ("bronze.patients", "silver.patients", "snapshots.patients")
+        for column in spark.table(table).columns
+        if column in ("city", "insurer")
+    ]
+    assert clear == []
+
+
 def test_snapshot_keeps_scd2_history(built: dict, spark: SparkSession) -> None:
     closed = spark.sql(
         "select count(*) from snapshots.patients where dbt_valid_to is not null"

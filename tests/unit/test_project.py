@@ -124,6 +124,43 @@ def test_health_data_a_source_declares_is_stored_only_encrypted(manifest: dict) 
     } <= set(checked)
 
 
+def test_personal_data_a_source_declares_never_sits_in_clear_beside_a_pseudonym(
+    manifest: dict,
+) -> None:
+    """A landing column meta.privacy names in pii_columns (a name, an address, and the
+    city and insurer, which single a patient out in combination) is, in every model
+    that reads that source, every silver model and every snapshot, never a column by
+    its own name: only `<column>_enc` (ciphertext under the subject's key, in
+    pii_columns) or a value derived from it. A clear copy beside the pseudonym would
+    stay readable in every version history keeps after the key is destroyed."""
+    sources = {
+        uid: (node.get("meta") or {}).get("privacy") or {}
+        for uid, node in manifest["sources"].items()
+    }
+    personal = {column for privacy in sources.values() for column in privacy.get("pii_columns") or []}
+    assert {"full_name", "city", "insurer", "username", "ip_address"} <= personal
+    checked = set()
+    for uid, node in manifest["nodes"].items():
+        privacy = (node["config"].get("meta") or {}).get("privacy") or {}
+        reads = [
+            s for s in node.get("depends_on", {}).get("nodes", []) if sources.get(s, {}).get("pii_columns")
+        ]
+        per_subject = node["resource_type"] == "snapshot" or node["name"].startswith("silver_")
+        if node["resource_type"] == "seed" or not privacy.get("classes") or not (reads or per_subject):
+            continue
+        declared = {c.lower() for columns in privacy["classes"].values() for c in columns}
+        for column in personal:
+            assert column not in declared, f"{uid} keeps {column} in clear"
+            if f"{column}_enc" in declared:
+                assert f"{column}_enc" in privacy["pii_columns"], uid
+                checked.add((node["name"], column))
+    assert {
+        ("bronze_patients", "city"),
+        ("silver_patients", "insurer"),
+        ("snapshots_patients", "city"),
+    } <= checked
+
+
 def test_retention_vars_override_the_defaults(dbt: DbtProject) -> None:
     dbt.invoke("parse", "--vars", "{delta_log_retention: 'interval 14 days'}")
     try:

@@ -39,11 +39,14 @@
             'joins': '',
         }) }}
     {%- elif name == 'gold_patients_by_city' -%}
+        {#- bronze keeps the city encrypted under the patient's key (with the age band
+            it singles a patient out): decrypted in the query, as above. -#}
+        {%- set city = gdpr_lakehouse.decrypt_pii_or_fail('rows.city_enc', 'vault.data_key', 'gold_patients_by_city.city') -%}
         {{ return({
             'upstream': ref('bronze_patients'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
-            'cells': [['city', "coalesce(rows.city, 'unknown')"]],
+            'cells': [['city', "coalesce(" ~ city ~ ", 'unknown')"]],
             'measures': [['patient_count', 'count(*)', 'bigint']],
-            'joins': '',
+            'joins': 'inner join ' ~ ref('privacy_data_keys') ~ ' as vault on rows.patient_pseudonym = vault.subject_pseudonym',
         }) }}
     {%- endif -%}
     {%- do exceptions.raise_compiler_error("demo_retained_aggregate: no retained aggregate " ~ (name | string)[:80]
