@@ -135,7 +135,9 @@ def sequence(dbt: DbtProject, spark: SparkSession) -> dict:
     ).first()[0]
     spark.sql(f"set spark.databricks.delta.commitInfo.userMetadata=fixing {other} by hand")
     try:
-        spark.sql(f"update bronze.patients set city_enc = city_enc where patient_pseudonym = '{other}'")
+        spark.sql(
+            f"update bronze.patients set city_enc = city_enc where patient_pseudonym = '{other}'"
+        )
     finally:
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     hand_version = _latest(spark, "bronze.patients")

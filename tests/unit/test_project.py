@@ -137,16 +137,24 @@ def test_personal_data_a_source_declares_never_sits_in_clear_beside_a_pseudonym(
         uid: (node.get("meta") or {}).get("privacy") or {}
         for uid, node in manifest["sources"].items()
     }
-    personal = {column for privacy in sources.values() for column in privacy.get("pii_columns") or []}
+    personal = {
+        column for privacy in sources.values() for column in privacy.get("pii_columns") or []
+    }
     assert {"full_name", "city", "insurer", "username", "ip_address"} <= personal
     checked = set()
     for uid, node in manifest["nodes"].items():
         privacy = (node["config"].get("meta") or {}).get("privacy") or {}
         reads = [
-            s for s in node.get("depends_on", {}).get("nodes", []) if sources.get(s, {}).get("pii_columns")
+            s
+            for s in node.get("depends_on", {}).get("nodes", [])
+            if sources.get(s, {}).get("pii_columns")
         ]
         per_subject = node["resource_type"] == "snapshot" or node["name"].startswith("silver_")
-        if node["resource_type"] == "seed" or not privacy.get("classes") or not (reads or per_subject):
+        if (
+            node["resource_type"] == "seed"
+            or not privacy.get("classes")
+            or not (reads or per_subject)
+        ):
             continue
         declared = {c.lower() for columns in privacy["classes"].values() for c in columns}
         for column in personal:
