@@ -466,7 +466,9 @@ def test_masked_view_shows_pii_only_to_readers(
 def test_tombstoned_subject_is_never_reingested(
     built: dict, spark: SparkSession, dbt: DbtProject
 ) -> None:
-    """What gdpr_erase leaves behind (tombstone, no key, no rows) survives a full refresh."""
+    """What gdpr_erase leaves behind (tombstone, no key, no rows) survives a full refresh.
+    Silver is rebuilt from bronze in the same run, as gdpr_erase would leave it: a
+    silver row whose key is gone stops every model that decrypts it (fail closed)."""
     subject = "P0000007"
     spark.sql(
         "insert into privacy.erasure_tombstones (subject_hash, request_id, erased_at, subject_type) "
@@ -487,6 +489,8 @@ def test_tombstoned_subject_is_never_reingested(
         "privacy_subject_keys",
         "bronze_patients",
         "bronze_encounters",
+        "silver_patients",
+        "silver_encounters",
     )
     assert (
         spark.sql(f"select count(*) from landing.patients where patient_id = '{subject}'").first()[
@@ -498,6 +502,8 @@ def test_tombstoned_subject_is_never_reingested(
         ("privacy.subject_keys", f"subject_id = '{subject}'"),
         ("bronze.patients", f"patient_pseudonym = '{pseudonym}'"),
         ("bronze.encounters", landed_encounters_of(subject)),
+        ("silver.patients", f"patient_pseudonym = '{pseudonym}'"),
+        ("silver.encounters", f"patient_pseudonym = '{pseudonym}'"),
     ]:
         found = spark.sql(f"select count(*) from {table} where {where}").first()[0]
         assert found == 0, table
