@@ -25,10 +25,35 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by). -#}
+{#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by).
+    Read once per dbt invocation: every encrypt, unwrap and tombstone hash asks for
+    it (gdpr_erase of one subject asked 147 times, each a `show tblproperties`). A
+    recorded mode cannot change (var key_envelope disagreeing with it is an error), so
+    the first answer holds for the invocation; none (no vault yet) is not kept, so a
+    first build reads the mode the vault records once it exists. -#}
 {% macro _recorded_key_envelope() -%}
     {%- set vault = gdpr_lakehouse._vault_relation() -%}
     {%- if vault is none -%}{{ return(none) }}{%- endif -%}
+    {%- set cache = gdpr_lakehouse._invocation_cache() -%}
+    {%- set cache_key = 'recorded_key_envelope ' ~ vault -%}
+    {%- if cache_key not in cache -%}
+        {%- set recorded = gdpr_lakehouse._read_recorded_key_envelope(vault) -%}
+        {%- if recorded is none -%}{{ return(none) }}{%- endif -%}
+        {%- do cache.update({cache_key: recorded}) -%}
+    {%- endif -%}
+    {{ return(cache[cache_key]) }}
+{%- endmacro %}
+
+{#- A dict kept for the current dbt invocation (keyed by invocation_id in the graph
+    dbt shares between every node and macro of one invocation); a fresh one where there
+    is no graph to keep it in. -#}
+{% macro _invocation_cache() -%}
+    {%- if graph is not mapping -%}{{ return({}) }}{%- endif -%}
+    {%- set caches = graph.setdefault('gdpr_lakehouse_invocation_cache', {}) -%}
+    {{ return(caches.setdefault(invocation_id | string, {})) }}
+{%- endmacro %}
+
+{% macro _read_recorded_key_envelope(vault) -%}
     {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.key_envelope') -%}
     {%- if recorded is not none -%}
         {%- if recorded not in ('true', 'false') -%}
