@@ -9,8 +9,8 @@ pytest process), so they cannot meet. Lane 1 is the suites that share the lakeho
 test_build builds (tests/functional, tests/adversarial, in conftest.py's order). Lane 2
 is the unit layer (no JVM), the adopter's lifecycle and the secret-leak probe (projects
 and lakehouses of their own), then a second shared lakehouse: the reliability suite
-builds it, and the restore, scan and audit suites run on what it leaves (each builds
-one when it finds none, so any of them also runs alone).
+builds it, and the restore, scan, access, audit and business-time suites run on what
+it leaves (each builds one when it finds none, so any of them also runs alone).
 
 Both lanes are CPU-bound on 2 cores and each runs ~1.7x slower beside the other, so
 the wall time follows the total work, not the split: what shortens CI is less work.
@@ -47,6 +47,8 @@ OWN_STATE = (
     "tests/functional/test_audit.py",
     # its lakehouse, made with the key envelope, is a subprocess's own (envelope_probe)
     "tests/adversarial/test_secret_leaks.py",
+    # last (conftest.py): its builds close business days after today
+    "tests/functional/test_business_time.py",
 )
 SHARED = ("tests/functional", "tests/adversarial")
 # Run by `make test-slow`, not by `make test` (issue 25): each starts JVMs and builds a

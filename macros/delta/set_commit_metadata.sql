@@ -1,6 +1,7 @@
 {#
     Every commit says why: tag the Delta commits that follow with `userMetadata`
-    (actor, tool, command, invocation, model, purpose, request), so DESCRIBE HISTORY
+    (actor, tool, command, invocation, model, purpose, request, and for a build, seed or
+    snapshot the business day it closes), so DESCRIBE HISTORY
     and the audit log explain every version. Used as a pre-hook on every model, seed
     and snapshot; operations call it before they write. Pair with
     reset_commit_metadata() so a tag never outlives the work it describes.
@@ -26,6 +27,10 @@
     } -%}
     {%- if model is defined and model is mapping and model.get('unique_id') -%}
         {%- do tag.update({'node': model.unique_id}) -%}
+    {%- endif -%}
+    {#- the business day a build closes (macro business_date; as_of_business_date reads it) -#}
+    {%- if purpose in ('build', 'seed', 'snapshot') -%}
+        {%- do tag.update({'business_date': gdpr_lakehouse.business_date()}) -%}
     {%- endif -%}
     {%- if request_id is not none -%}{%- do tag.update({'request_id': request_id}) -%}{%- endif -%}
     {%- if batch_id is not none -%}{%- do tag.update({'batch_id': batch_id}) -%}{%- endif -%}

@@ -1,0 +1,166 @@
+"""Business time (issue 26, shared reference 004's G-SCD): a dimension read as of a
+business day, from the Delta version that closed it, with no SCD2 columns and no copy
+per day.
+
+Three business days are loaded into silver.patients, each by a `dbt run` with var
+business_date (hand-made landing events of patients no other suite uses: inserts, a
+correction, a source delete). Each day read back with as_of_business_date equals the
+table as that day's build left it; a day between two builds reads the earlier one; a
+day before any closed period is refused. One of the patients is then erased: the
+version that closed their day still holds their row (time travel), and
+`gdpr_lakehouse.as_of` in a model leaves it out, so reading the past never brings an
+erased person back.
+
+Runs last (tests/conftest.py): its business days lie after the run's own day, and the
+suites before it assert counts these patients would change.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from python_jobs import generate
+from python_jobs.project import landing_dir
+from tests.dbt_harness import DbtProject, build_once
+
+pytestmark = pytest.mark.functional
+
+PREFIX = "business-"
+TODAY = datetime.now(UTC).date()
+# after the day the earlier builds of the run closed, at most a week ahead
+DAYS = [(TODAY + timedelta(days=n)).isoformat() for n in (1, 2, 4)]
+BETWEEN = (TODAY + timedelta(days=3)).isoformat()
+
+
+def _patient(number: int, op: str, ts: datetime, city: str = "Eastmoor") -> dict:
+    return {
+        "patient_id": f"P{number:07d}",
+        "full_name": "Business Day",
+        "email": f"b{number}@example.org",
+        "phone": "+44 7700 900001",
+        "national_id": f"BD{number}X",
+        "birth_date": date(1980, 1, 1),
+        "address": "2 Quay Lane",
+        "city": city,
+        "insurer": "Civic Care",
+        "_op": op,
+        "_source_ts": ts,
+    }
+
+
+def _land(name: str, rows: list[dict]) -> None:
+    table = pa.Table.from_pylist(rows, schema=generate.SCHEMAS["patients"])
+    pq.write_table(table, landing_dir() / "patients" / f"{PREFIX}{name}.parquet")
+
+
+def _rows(spark: SparkSession, sql: str) -> list[tuple]:
+    return sorted(tuple(row) for row in spark.sql(sql).collect())
+
+
+def _versions_printed(dbt: DbtProject, day: str) -> int:
+    """The version as_of_business_date names, read from its return value by a
+    rendering (run-operation prints it; the harness keeps only errors)."""
+    sql = dbt.compile_inline(
+        f"{{{{ gdpr_lakehouse.as_of_business_date(model='silver_patients', date='{day}') }}}}"
+    )
+    return int(sql)
+
+
+@pytest.fixture(scope="module")
+def days(dbt: DbtProject, spark: SparkSession) -> dict[str, list[tuple]]:
+    build_once(dbt, spark)
+    for stale in (landing_dir() / "patients").glob(f"{PREFIX}*"):
+        stale.unlink()
+    t0 = datetime.now(UTC)
+    loads = [
+        [_patient(8300000 + n, "insert", t0) for n in (1, 2, 3)],
+        # a correction (another city) and a new patient
+        [
+            _patient(8300001, "update", t0 + timedelta(seconds=1), city="Northfield"),
+            _patient(8300004, "insert", t0 + timedelta(seconds=1)),
+        ],
+        # deleted at the source
+        [_patient(8300002, "delete", t0 + timedelta(seconds=2))],
+    ]
+    states = {}
+    for n, (day, rows) in enumerate(zip(DAYS, loads, strict=True)):
+        _land(str(n + 1), rows)
+        dbt.invoke(
+            "run", "--select", "+silver_patients", "--vars", json.dumps({"business_date": day})
+        )
+        states[day] = _rows(spark, "select * from silver.patients")
+    return states
+
+
+def test_a_dimension_read_as_of_each_business_day_is_the_state_loaded_that_day(
+    days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
+) -> None:
+    versions = {}
+    for day, state in days.items():
+        versions[day] = _versions_printed(dbt, day)
+        assert _rows(spark, f"select * from silver.patients version as of {versions[day]}") == state
+    assert len(set(versions.values())) == 3 and sorted(versions.values()) == list(versions.values())
+    # what each day loaded, by patient: the inserts, the correction, the source delete
+    loaded = {}
+    for day, version in versions.items():
+        rows = spark.sql(
+            "select vault.subject_id, cast(aes_decrypt(p.city_enc, vault.data_key, 'GCM') as string) "
+            f"from silver.patients version as of {version} as p "
+            "inner join privacy.subject_keys as vault on vault.subject_pseudonym = p.patient_pseudonym "
+            "where vault.subject_id like 'P83%'"
+        ).collect()
+        loaded[day] = dict(sorted((row[0], row[1]) for row in rows))
+    assert loaded == {
+        DAYS[0]: {"P8300001": "Eastmoor", "P8300002": "Eastmoor", "P8300003": "Eastmoor"},
+        DAYS[1]: {
+            "P8300001": "Northfield",
+            "P8300002": "Eastmoor",
+            "P8300003": "Eastmoor",
+            "P8300004": "Eastmoor",
+        },
+        DAYS[2]: {"P8300001": "Northfield", "P8300003": "Eastmoor", "P8300004": "Eastmoor"},
+    }
+    # a day no build closed reads the day before it; the run's own builds closed today
+    assert _versions_printed(dbt, BETWEEN) == versions[DAYS[1]]
+    assert _versions_printed(dbt, TODAY.isoformat()) < versions[DAYS[0]]
+    success, errors = dbt.run_operation(
+        "as_of_business_date", json.dumps({"model": "silver_patients", "date": "2000-01-03"})
+    )
+    assert not success and "no business day closed on or before 2000-01-03" in errors, errors
+    history = spark.sql("describe history silver.patients").collect()
+    tagged = {
+        json.loads(row["userMetadata"]).get("business_date")
+        for row in history
+        if row["version"] in versions.values()
+    }
+    assert tagged == set(DAYS)
+
+
+def test_reading_the_past_never_brings_an_erased_person_back(
+    days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
+) -> None:
+    pseudonym = spark.sql(
+        "select subject_pseudonym from privacy.subject_keys where subject_id = 'P8300004'"
+    ).first()[0]
+    dbt.operation("request_erasure", {"subject_ids": ["P8300004"], "reason": "business time"})
+    dbt.operation("gdpr_erase")
+    version = _versions_printed(dbt, DAYS[1])
+    # time travel still holds the row (ciphertext whose key is gone, under a pseudonym)
+    held = spark.sql(
+        f"select count(*) from silver.patients version as of {version} "
+        f"where patient_pseudonym = '{pseudonym}'"
+    ).first()[0]
+    assert held == 1
+    sql = dbt.compile_inline(
+        f"select * from {{{{ gdpr_lakehouse.as_of(ref('silver_patients'), '{DAYS[1]}') }}}} as p"
+    )
+    assert f"version as of {version}" in sql
+    read = _rows(spark, sql)
+    assert read == [row for row in days[DAYS[1]] if pseudonym not in row]
+    assert len(read) == len(days[DAYS[1]]) - 1
