@@ -49,10 +49,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     adversarial catalogue after the functional suites (it attacks whatever lakehouse
     they leave, and its erasures must not change the counts they assert), the audit
     suite next to last: it audits the lakehouse the suites before it have ingested
-    into, erased from, restored and purged; the business-time suite last (its builds
-    close days after today and land patients the counts above do not expect) (a
-    stable sort keeps every other order;
-    tests/lanes.py says which suites share a lakehouse in `make test`)."""
+    into, erased from, restored and purged. The business-time suite comes last: its
+    builds close days after today and land patients the counts above do not expect.
+    A stable sort keeps every other order; tests/lanes.py says which suites share a
+    lakehouse in `make test`."""
     items.sort(
         key=lambda item: (
             item.path.name == "test_business_time.py",
