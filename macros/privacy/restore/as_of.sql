@@ -7,7 +7,10 @@
     as_of_business_date names (with its checks and errors). An old version still holds
     the rows of subjects erased since; they are left out: a relation keyed by subject
     keeps only the rows of subjects the vault holds a key for and that no tombstone
-    names, so reading the past never brings an erased person back. The model depends
+    names (and rows with no subject, such as orders already anonymized), so reading
+    the past never brings an erased person back. In a relation whose contract
+    anonymizes on erasure (bronze.orders), the rows of a subject erased after that
+    day are left out of the read, not anonymized in it. The model depends
     on the vault and the tombstones for it.
 #}
 {% macro as_of(relation, date) -%}
@@ -40,7 +43,7 @@
         {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', column | string) -%}
             {%- do exceptions.raise_compiler_error("as_of: " ~ relation ~ " declares subject_key " ~ (column | string)[:60] ~ ", not a column name") -%}
         {%- endif -%}
-        {%- set kept = ' where `' ~ column ~ '` in (select vault.' ~ ('subject_pseudonym' if privacy.get('subject_key_kind') == 'pseudonym' else 'subject_id')
+        {%- set kept = ' where `' ~ column ~ '` is null or `' ~ column ~ '` in (select vault.' ~ ('subject_pseudonym' if privacy.get('subject_key_kind') == 'pseudonym' else 'subject_id')
             ~ ' from ' ~ ref('privacy_subject_keys') ~ ' as vault where ' ~ gdpr_lakehouse.not_tombstoned('vault.subject_id') ~ ')' -%}
     {%- endif -%}
     {{ return('(select * from ' ~ relation ~ ' version as of ' ~ found.version ~ kept ~ ')') }}
