@@ -177,7 +177,8 @@
 
 {#- A calendar day a person gives ("YYYY-MM-DD", a day the calendar has, from 2000 on):
     `after_today` true, a day after today (UTC: a review date); false, not after today
-    (a date something happened: the subject was told). Returns the text; none stays none. -#}
+    (a date something happened: the subject was told); none, either (its caller bounds
+    it). Returns the text; none stays none. -#}
 {% macro _validate_day(value, argument, after_today) -%}
     {%- if value is none -%}{{ return(none) }}{%- endif -%}
     {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})$', value) if value is string else none -%}
@@ -190,9 +191,9 @@
         {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a day of the calendar from the year 2000 on" ~ usage) -%}
     {%- endif -%}
     {%- set today = run_started_at.astimezone(modules.pytz.utc).strftime('%Y-%m-%d') -%}
-    {%- if after_today and value <= today -%}
+    {%- if after_today is sameas true and value <= today -%}
         {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" must be after today (" ~ today ~ " UTC)") -%}
-    {%- elif not after_today and value > today -%}
+    {%- elif after_today is sameas false and value > today -%}
         {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is in the future (today: " ~ today ~ " UTC)") -%}
     {%- endif -%}
     {{ return(value) }}

@@ -26,23 +26,14 @@
     {{ return(day) }}
 {%- endmacro %}
 
-{#- A business day given as "YYYY-MM-DD" (YAML may hand it over as a date): a day of
-    the calendar from 2000 on, returned as that text; anything else is a clear error. -#}
+{#- A business day given as "YYYY-MM-DD" (YAML may hand it over as a date): the day
+    as text once macro _validate_day accepts it (a day of the calendar from 2000 on). -#}
 {% macro _business_day(value, argument) -%}
     {%- if value is not string and value is not none and value.isoformat is defined and value.year is defined
           and value.hour is not defined -%}
         {%- set value = value.isoformat() -%}
     {%- endif -%}
-    {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})$', value) if value is string else none -%}
-    {%- set usage = "; give a day as YYYY-MM-DD, e.g. 2026-01-05" -%}
-    {%- if not parts -%}
-        {%- do exceptions.raise_compiler_error(argument ~ " " ~ (value | string | tojson)[:60] ~ " is not a day" ~ usage) -%}
-    {%- endif -%}
-    {%- set year, month, day = parts.group(1) | int, parts.group(2) | int, parts.group(3) | int -%}
-    {%- if year < 2000 or month < 1 or month > 12 or day < 1 or day > gdpr_lakehouse._days_in_month(year, month) -%}
-        {%- do exceptions.raise_compiler_error(argument ~ " \"" ~ value ~ "\" is not a day of the calendar from the year 2000 on" ~ usage) -%}
-    {%- endif -%}
-    {{ return(value) }}
+    {{ return(gdpr_lakehouse._validate_day(value, argument, none)) }}
 {%- endmacro %}
 
 {#- The business day a commit closed: its tag's business_date when it is a day, else none. -#}
