@@ -28,7 +28,7 @@ help:
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
 	@echo "make down   stop it"
-	@echo "make setup  only the set-up (venv, packages, Delta jars)"
+	@echo "make setup  only the set-up (venv, packages, Delta jars, this machine's key-encryption key)"
 	@echo "make bench          erasure at scale: 6.5M TPC-DS customers, strategies side by side (BENCH_ARGS=\"--rows 65000000 --runs 1\")"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
@@ -52,6 +52,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	@command -v java >/dev/null || { echo "Java 17 is required (e.g. apt-get install openjdk-17-jdk-headless)"; exit 1; }
 	@$(PY) -m python_jobs.jars
+	@$(PY) -m python_jobs.kek init
 
 # Sample size of the synthetic landing data (python -m python_jobs.generate --help).
 PATIENTS ?= 200

@@ -8,6 +8,7 @@ their one shared SparkSession on the throw-away warehouse, never the user's.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -39,6 +40,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LAKEHOUSE_SHUFFLE_PARTITIONS", "1")
     os.environ.setdefault("LAKEHOUSE_PARALLELISM", "1")
     os.environ["LAKEHOUSE_ACTOR"] = "pytest"
+    # The suite's own key-encryption key (lakehouses wrap their keys by default), and
+    # no key file: the machine's (python -m python_jobs.kek) stays out of the suite,
+    # and a test that drops LAKEHOUSE_KEK gets a process without one.
+    os.environ["LAKEHOUSE_KEK"] = secrets.token_hex(32)
+    os.environ["LAKEHOUSE_KEK_FILE"] = str(_STATE / "no-kek-file")
     os.environ.pop("DBT_TARGET", None)
 
 

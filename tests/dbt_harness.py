@@ -170,6 +170,16 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
         dbt.invoke("build")
 
 
+def unwrapped(column: str) -> str:
+    """SQL: a vault key as the pipeline uses it. A lakehouse wraps its keys with the
+    key-encryption key by default (key_envelope), and the suite's lakehouses hold its
+    key in LAKEHOUSE_KEK (tests/conftest.py), read inside Spark as the macros do."""
+    return (
+        f"aes_decrypt({column}, unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')), "
+        "'GCM')"
+    )
+
+
 def record_ref(id_expr: str) -> str:
     """SQL: a source record id as bronze stores it, hashed under the tombstone key
     (macro anonymized_record_id, rendered by python_jobs.macros)."""

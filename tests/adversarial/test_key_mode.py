@@ -16,8 +16,6 @@ Guarantees held here:
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,28 +25,17 @@ from tests.dbt_harness import DbtProject, latest_versions
 
 pytestmark = pytest.mark.functional
 
-KEK = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-
-
-@pytest.fixture()
-def kek_in_env() -> Iterator[None]:
-    """A well-formed key-encryption key in the environment, so only the mode disagrees."""
-    old = os.environ.get("LAKEHOUSE_KEK")
-    os.environ["LAKEHOUSE_KEK"] = KEK
-    yield
-    if old is None:
-        os.environ.pop("LAKEHOUSE_KEK", None)
-    else:
-        os.environ["LAKEHOUSE_KEK"] = old
-
 
 def test_the_mode_is_recorded_on_the_vault(tables: list[Path], spark: SparkSession) -> None:
-    """Guarantee: the vault says which mode its keys are in, and its keys agree."""
+    """Guarantee: the vault says which mode its keys are in, and its keys agree. A
+    lakehouse made without the var wraps its keys (the default), the tombstone key too."""
     rows = spark.sql("show tblproperties privacy.subject_keys").collect()
     recorded = {row["key"]: row["value"] for row in rows}.get("gdpr_lakehouse.key_envelope")
-    assert recorded == "false"
+    assert recorded == "true"
     lengths = spark.sql("select distinct length(data_key) from privacy.subject_keys").collect()
-    assert [row[0] for row in lengths] == [32]
+    assert [row[0] for row in lengths] == [60]
+    system = spark.sql("select distinct length(key_value) from privacy.system_keys").collect()
+    assert [row[0] for row in system] == [60]
 
 
 @pytest.mark.parametrize(
@@ -66,13 +53,13 @@ def test_the_mode_is_recorded_on_the_vault(tables: list[Path], spark: SparkSessi
     ids=["build", "gdpr_erase", "restore_version"],
 )
 def test_a_command_whose_mode_disagrees_refuses_before_any_write(
-    tables: list[Path], dbt: DbtProject, kek_in_env: None, command: tuple[str, ...]
+    tables: list[Path], dbt: DbtProject, command: tuple[str, ...]
 ) -> None:
-    """Attack: run a command with --vars '{key_envelope: true}' on a lakehouse whose
-    vault was made without the envelope. Guarantee: refused, naming the recorded mode,
+    """Attack: run a command with --vars '{key_envelope: false}' on a lakehouse whose
+    vault was made with the envelope. Guarantee: refused, naming the recorded mode,
     and no table changed (no request claimed, no tombstone hashed with a wrong key)."""
     before = latest_versions(tables)
-    success, errors = dbt.invoke_errors(*command, "--vars", json.dumps({"key_envelope": True}))
+    success, errors = dbt.invoke_errors(*command, "--vars", json.dumps({"key_envelope": False}))
     assert not success, f"dbt {command[0]} ran in the wrong key mode"
     assert "key_envelope" in errors and "recorded" in errors, errors
     assert latest_versions(tables) == before

@@ -39,6 +39,7 @@ from tests.dbt_harness import ROOT
 
 pytestmark = pytest.mark.functional
 
+OTHER_KEK = "0f" * 32
 KEK = "5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7e7c0ffee5ec7"
 
 
@@ -191,3 +192,32 @@ def test_right_after_the_erasure_no_delta_file_links_anything_to_the_subject(
     assert ("pseudonym", "unlinkable") in verdicts and ("ciphertext", "unreadable") in verdicts
     outside = {area for area, _, _, verdict in scanned["residues"] if verdict == "readable"}
     assert outside <= {"landing", "dbt"}, outside
+
+
+def test_a_command_given_another_kek_refuses_before_any_write(
+    envelope: tuple[Path, dict],
+) -> None:
+    """Attack: the machine's key file is lost, a new key is made, and the next build
+    runs with it. It would wrap new subjects' keys under the new key, leaving a vault
+    no single key opens. Guarantee: `dbt build`, typed in a shell holding another
+    well-formed key, stops before any write, saying the key is not the lakehouse's."""
+    state, _ = envelope
+    logs = sorted((state / "lakehouse" / "warehouse").rglob("_delta_log/*.json"))
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), "build", "--select", "bronze_patients"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "LAKEHOUSE_DIR": str(state / "lakehouse"),
+            "DBT_TARGET_PATH": str(state / "target-other-kek"),
+            "DBT_LOG_PATH": str(state / "logs-other-kek"),
+            "LAKEHOUSE_KEK": OTHER_KEK,
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0, done.stdout[-3000:]
+    assert "not the one this lakehouse's keys were wrapped with" in done.stdout, done.stdout[-3000:]
+    assert sorted((state / "lakehouse" / "warehouse").rglob("_delta_log/*.json")) == logs
+    assert _files_holding(state, [OTHER_KEK.encode(), bytes.fromhex(OTHER_KEK)]) == []

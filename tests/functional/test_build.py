@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from python_jobs import generate
 from python_jobs.macros import Macros
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
-from tests.dbt_harness import BASELINE, ROOT, DbtProject, landed_encounters_of
+from tests.dbt_harness import BASELINE, ROOT, DbtProject, landed_encounters_of, unwrapped
 
 pytestmark = pytest.mark.functional
 
@@ -187,13 +187,14 @@ def test_bronze_applies_inserts_updates_and_deletes(built: dict, spark: SparkSes
 
 def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: SparkSession) -> None:
     row = spark.sql(
-        """
+        f"""
         select
             typeof(b.email_enc) as stored_type,
             cast(b.email_enc as string) as stored_text,
-            cast(aes_decrypt(b.email_enc, k.data_key, 'GCM') as string) as opened,
+            cast(aes_decrypt(b.email_enc, {unwrapped("k.data_key")}, 'GCM') as string) as opened,
             l.email as plaintext,
-            try_aes_decrypt(b.email_enc, other.key_value, 'GCM') as opened_with_other_key
+            try_aes_decrypt(b.email_enc, {unwrapped("other.key_value")}, 'GCM')
+                as opened_with_other_key
         from bronze.patients b
         join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym
         join privacy.system_keys other on other.key_name = 'tombstone'
@@ -205,13 +206,17 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
     assert row["opened"] == row["plaintext"]
     assert row["plaintext"] not in row["stored_text"]
     assert row["opened_with_other_key"] is None
+    # stored wrapped by the key-encryption key (IV + key + tag: 60 bytes), 32 unwrapped
     keys = spark.sql(
         "select count(*) as n, count(distinct data_key) as distinct_keys, "
-        "min(length(data_key)) as shortest, max(length(data_key)) as longest "
+        "min(length(data_key)) as shortest, max(length(data_key)) as longest, "
+        f"min(length({unwrapped('data_key')})) as shortest_unwrapped, "
+        f"max(length({unwrapped('data_key')})) as longest_unwrapped "
         "from privacy.subject_keys"
     ).first()
     assert keys["n"] == keys["distinct_keys"]
-    assert keys["shortest"] == keys["longest"] == 32
+    assert keys["shortest"] == keys["longest"] == 60
+    assert keys["shortest_unwrapped"] == keys["longest_unwrapped"] == 32
 
 
 def test_silver_is_pseudonymous_and_quarantine_loses_nothing(
@@ -283,13 +288,13 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     cells = (
         "select date_trunc('month', e.admitted_at) as admitted_month, "
         "coalesce(c.chapter, 'unknown') as icd10_chapter, "
-        "cast(aes_decrypt(e.department_id_enc, k.data_key, 'GCM') as string) as department_id, "
+        f"cast(aes_decrypt(e.department_id_enc, {unwrapped('k.data_key')}, 'GCM') as string) as department_id, "
         "count(*) as encounter_count, "
-        "sum(cast(cast(aes_decrypt(e.cost_enc, k.data_key, 'GCM') as string) as decimal(12, 2))) "
+        f"sum(cast(cast(aes_decrypt(e.cost_enc, {unwrapped('k.data_key')}, 'GCM') as string) as decimal(12, 2))) "
         "as total_cost, count(distinct e.patient_pseudonym) as subject_count "
         "from silver.encounters e join privacy.subject_keys k on k.subject_pseudonym = e.patient_pseudonym "
         "left join reference.icd10_chapters c "
-        "on cast(aes_decrypt(e.diagnosis_category_enc, k.data_key, 'GCM') as string) "
+        f"on cast(aes_decrypt(e.diagnosis_category_enc, {unwrapped('k.data_key')}, 'GCM') as string) "
         "between c.first_category and c.last_category group by 1, 2, 3"
     )
     # silver holds the health data only encrypted, every row under a key in the vault

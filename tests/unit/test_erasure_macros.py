@@ -51,9 +51,9 @@ def test_plan_covers_every_subject_relation_in_dag_order(plan: list[dict]) -> No
 def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
     sql = jinja.compile_inline(
         "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.orders', 'silver.patients') %}"
-        "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }};{% endfor %}"
+        "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }}@@{% endfor %}"
     )
-    orders, patients = (part.strip() for part in sql.split(";") if part.strip())
+    orders, patients = (part.strip() for part in sql.split("@@") if part.strip())
     assert orders.startswith("merge into bronze.orders as target")
     assert "when matched then update set" in orders and "target.`user_pseudonym` = null" in orders
     assert "delete" not in orders

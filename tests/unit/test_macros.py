@@ -71,11 +71,12 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
 ) -> None:
     kek = "ab" * 32
     monkeypatch.setenv("LAKEHOUSE_KEK", kek)
-    sql = jinja.compile_inline(
+    plain = jinja.with_vars("{key_envelope: false}")
+    sql = plain.compile_inline(
         "{{ gdpr_lakehouse.wrap_key('data_key') }} | {{ gdpr_lakehouse.unwrap_key('data_key') }}"
     )
-    assert sql.startswith("data_key | data_key")  # off by default
-    enveloped = jinja.with_vars("{key_envelope: true}")
+    assert sql.startswith("data_key | data_key")  # a lakehouse made with the envelope off
+    enveloped = jinja  # on by default
     sql = enveloped.compile_inline(
         "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}"
     )

@@ -94,9 +94,9 @@ def test_reerasure_matches_every_tombstone_in_the_relations_key(jinja: Jinja) ->
         "{% set ctx = {'tombstones': 'privacy.erasure_tombstones', 'requests': 'privacy.erasure_requests',"
         " 'vault': 'privacy.subject_keys', 'system_keys': 'privacy.system_keys'} %}"
         "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.patients', 'silver.patients') %}"
-        "{{ gdpr_lakehouse._erase_merge_sql(s, gdpr_lakehouse._erased_keys_sql(s, ctx)) }};{% endfor %}"
+        "{{ gdpr_lakehouse._erase_merge_sql(s, gdpr_lakehouse._erased_keys_sql(s, ctx)) }}@@{% endfor %}"
     )
-    bronze, silver = (part.strip() for part in sql.split(";") if part.strip())
+    bronze, silver = (part.strip() for part in sql.split("@@") if part.strip())
     # source ids: the requests whose keyed hash is tombstoned
     assert bronze.startswith("merge into bronze.patients as target")
     assert "inner join privacy.erasure_tombstones" in bronze and "sha2(" in bronze

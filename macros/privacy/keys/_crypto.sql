@@ -21,9 +21,15 @@
     {%- if not modules.re.match('^[A-Z][A-Z0-9_]{0,63}$', name) -%}
         {%- do exceptions.raise_compiler_error("var kek_env_var " ~ name[:64] ~ " must be an environment variable name (A-Z, 0-9, _)") -%}
     {%- endif -%}
-    {%- if execute and required and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
-        {%- do exceptions.raise_compiler_error("key_envelope is on but the environment variable " ~ name
-            ~ " is not a 256-bit key in hex (64 characters); set it or turn key_envelope off") -%}
+    {#- embedded Spark runs in dbt's own process, so dbt's environment is Spark's: say
+        what is missing before anything runs. On a Thrift server (warm, thrift) the
+        server's environment counts, and the statement itself raises there. -#}
+    {%- if execute and required and (target.method | default('session')) == 'session'
+          and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
+        {%- do exceptions.raise_compiler_error("this lakehouse wraps its keys with a key-encryption key (key_envelope), but the environment variable " ~ name
+            ~ " is not a 256-bit key in hex (64 characters). On this machine, `python -m python_jobs.kek init` (run by make setup) keeps one in "
+            ~ "~/.config/gdpr_lakehouse/kek and has this project's Python processes read it; else export " ~ name
+            ~ " with the key this lakehouse was made with. Nothing was run") -%}
     {%- endif -%}
     {%- set read = "unhex(java_method('java.lang.System', 'getenv', '" ~ name ~ "'))" -%}
     {%- if required -%}

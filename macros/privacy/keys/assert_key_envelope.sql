@@ -18,7 +18,24 @@
                     ~ " of its keys are not " ~ expected ~ " bytes long (" ~ ('wrapped' if mode else 'plain') ~ "); the vault is inconsistent. Nothing was run") -%}
             {%- endif -%}
         {%- endif -%}
-        {%- if mode -%}{%- set kek = gdpr_lakehouse._kek() -%}{%- endif -%}
+        {%- if mode -%}
+            {%- set kek = gdpr_lakehouse._kek() -%}
+            {#- the right key: one that unwraps the stored tombstone key. A build under
+                another KEK would wrap new subjects' keys with it, and the vault would
+                hold keys no single KEK opens. -#}
+            {%- set node = gdpr_lakehouse.engine_node('privacy_system_keys') -%}
+            {%- set system_keys = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
+            {%- if system_keys is not none -%}
+                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(try_aes_decrypt(key_value, " ~ kek ~ ", 'GCM')) as string), '/', cast(count(*) as string)) from "
+                    ~ system_keys ~ " where length(key_value) = 60", '0/0') -%}
+                {%- set opened_count, wrapped_count = opened.split('/') -%}
+                {%- if opened_count != wrapped_count -%}
+                    {%- do exceptions.raise_compiler_error("the key-encryption key this command was given (environment variable "
+                        ~ var('kek_env_var', 'LAKEHOUSE_KEK') ~ ", or the secret scope on Databricks) is not the one this lakehouse's keys were wrapped with: it does not unwrap the keys in "
+                        ~ system_keys ~ ". Give it the key the lakehouse was made with. Nothing was run") -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return('') }}
 {%- endmacro %}

@@ -2,8 +2,11 @@
     (table property gdpr_lakehouse.key_envelope, post-hook record_key_envelope); a vault
     made before the property existed is read from its keys (32 bytes: plain; 60: a
     wrapped key, IV + key + tag). Only a new lakehouse (no vault yet, or an empty one)
-    takes var key_envelope. A var that disagrees with the record is an error: a command
-    run in the wrong mode would derive keys from the wrong bytes. -#}
+    takes var key_envelope, and without it a new lakehouse wraps its keys: with them
+    plain, a reader of privacy.system_keys holds the tombstone key and can hash source
+    ids to their records. key_envelope: false makes a lakehouse without the guarantee.
+    A var that disagrees with the record is an error: a command run in the wrong mode
+    would derive keys from the wrong bytes. -#}
 {% macro key_envelope() -%}
     {{ return(adapter.dispatch('key_envelope', 'gdpr_lakehouse')()) }}
 {%- endmacro %}
@@ -15,7 +18,7 @@
     {%- set recorded = gdpr_lakehouse._recorded_key_envelope()
         if execute and flags.WHICH in ('run', 'build', 'test', 'seed', 'snapshot', 'run-operation', 'retry') else none -%}
     {%- if recorded is none -%}
-        {{ return(asked or false) }}
+        {{ return(true if asked is none else asked) }}
     {%- elif asked is not none and asked != recorded -%}
         {%- do exceptions.raise_compiler_error("var key_envelope is " ~ (asked | string | lower) ~ " but this lakehouse's vault was made with key_envelope "
             ~ (recorded | string | lower) ~ " (recorded on privacy.subject_keys as gdpr_lakehouse.key_envelope); nothing was run. "

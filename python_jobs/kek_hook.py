@@ -1,0 +1,55 @@
+"""Read this machine's key-encryption key into LAKEHOUSE_KEK when a process starts.
+
+Imported at interpreter start by the ``gdpr_lakehouse_kek.pth`` file that
+``python -m python_jobs.kek init`` (run by ``make setup``) puts in the venv, so that
+``dbt``, ``python -m python_jobs.<job>`` and ``gdpr-lakehouse``, typed as they are, give
+their Spark the key: embedded Spark inherits dbt's environment. It does nothing when
+LAKEHOUSE_KEK is already set (an explicit key wins), when LAKEHOUSE_KEK_FILE is set to
+an empty string (off), or when the file holds no well-formed key; it never raises (a
+failing .pth line would print a traceback at every Python start). Standard library
+only: it runs before anything else in every process of the venv.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ENV = "LAKEHOUSE_KEK"
+FILE_ENV = "LAKEHOUSE_KEK_FILE"
+_KEY = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def kek_file() -> Path | None:
+    """$LAKEHOUSE_KEK_FILE, else $XDG_CONFIG_HOME (default ~/.config)/gdpr_lakehouse/kek;
+    None when LAKEHOUSE_KEK_FILE is set empty."""
+    configured = os.environ.get(FILE_ENV)
+    if configured is not None:
+        return Path(configured).expanduser() if configured.strip() else None
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "gdpr_lakehouse" / "kek"
+
+
+def read_key(path: Path) -> str | None:
+    """The key the file holds (64 hex characters, surrounding whitespace ignored)."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if _KEY.fullmatch(text) else None
+
+
+def load() -> None:
+    if os.environ.get(ENV):
+        return
+    try:
+        path = kek_file()
+        key = read_key(path) if path is not None else None
+    except (OSError, RuntimeError):  # no home directory to find it in
+        return
+    if key is not None:
+        os.environ[ENV] = key
+
+
+load()

@@ -1,0 +1,105 @@
+"""This machine's key-encryption key (python -m python_jobs.kek): made once, outside
+the lakehouse, readable by its owner only, never replaced; and every process of the
+venv (dbt typed in a shell, the jobs) reads it into LAKEHOUSE_KEK when that is unset."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from python_jobs import kek
+from tests.dbt_harness import ROOT
+
+READ_BACK = "import os; print(os.environ.get('LAKEHOUSE_KEK', ''))"
+
+
+def _environment(**changes: str | None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "LAKEHOUSE_KEK"}
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def test_init_makes_a_private_key_once_and_never_replaces_it(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "gdpr_lakehouse" / "kek"
+    assert kek.ensure_key_file(path) is True
+    key = path.read_text().strip()
+    assert len(key) == 64 and int(key, 16) >= 0
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert kek.ensure_key_file(path) is False
+    assert path.read_text().strip() == key
+    other = tmp_path / "other"
+    kek.ensure_key_file(other)
+    assert other.read_text() != path.read_text()  # random, not derived
+
+
+def test_a_file_that_holds_no_key_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "kek"
+    path.write_text("not a key\n")
+    with pytest.raises(kek.KekError, match="holds no key-encryption key"):
+        kek.ensure_key_file(path)
+    assert path.read_text() == "not a key\n"
+
+
+def test_the_file_is_found_under_the_config_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKEHOUSE_KEK_FILE", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/somewhere")
+    assert kek.kek_file() == Path("/somewhere/gdpr_lakehouse/kek")
+    monkeypatch.setenv("LAKEHOUSE_KEK_FILE", "")
+    assert kek.kek_file() is None
+
+
+def test_a_process_of_the_venv_reads_the_file_unless_a_key_is_given(tmp_path: Path) -> None:
+    """`dbt build` typed in a new shell: no LAKEHOUSE_KEK exported, yet its embedded
+    Spark gets the machine's key. An exported key wins; LAKEHOUSE_KEK_FILE empty is off."""
+    path = tmp_path / "kek"
+    done = subprocess.run(
+        [sys.executable, "-m", "python_jobs.kek", "init"],
+        cwd=ROOT,
+        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert str(path) in done.stdout and "made now" in done.stdout
+    key = path.read_text().strip()
+    assert key not in done.stdout  # the command names the file, never the key
+
+    def read_back(**changes: str | None) -> str:
+        return subprocess.run(
+            [sys.executable, "-c", READ_BACK],
+            cwd=tmp_path,  # not the project: the hook comes from the venv
+            env=_environment(**changes),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    assert read_back(LAKEHOUSE_KEK_FILE=str(path)) == key
+    assert read_back(LAKEHOUSE_KEK_FILE=str(path), LAKEHOUSE_KEK="ab" * 32) == "ab" * 32
+    assert read_back(LAKEHOUSE_KEK_FILE="") == ""
+    path.write_text("broken")
+    assert read_back(LAKEHOUSE_KEK_FILE=str(path)) == ""  # no key, and no traceback
+
+
+def test_init_refuses_a_broken_file_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "kek"
+    path.write_text("0123")
+    done = subprocess.run(
+        [sys.executable, "-m", "python_jobs.kek", "init"],
+        cwd=ROOT,
+        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert "holds no key-encryption key" in done.stderr and "left as it is" in done.stderr
+    assert path.read_text() == "0123"
