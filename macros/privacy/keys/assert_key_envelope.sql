@@ -26,8 +26,9 @@
             {%- set node = gdpr_lakehouse.engine_node('privacy_system_keys') -%}
             {%- set system_keys = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
             {%- if system_keys is not none -%}
-                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(try_aes_decrypt(key_value, " ~ kek ~ ", 'GCM')) as string), '/', cast(count(*) as string)) from "
-                    ~ system_keys ~ " where length(key_value) = 60", '0/0') -%}
+                {#- java_method is non-deterministic: unwrap in a projection, count outside -#}
+                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string)) from (select try_aes_decrypt(key_value, "
+                    ~ kek ~ ", 'GCM') as opened from " ~ system_keys ~ " where length(key_value) = 60) as wrapped", '0/0') -%}
                 {%- set opened_count, wrapped_count = opened.split('/') -%}
                 {%- if opened_count != wrapped_count -%}
                     {%- do exceptions.raise_compiler_error("the key-encryption key this command was given (environment variable "
