@@ -3,6 +3,10 @@
     python -m python_jobs.audit_stream [--once]    # catch up and exit (CI, cron)
     python -m python_jobs.audit_stream --follow    # keep auditing until stopped (Ctrl-C)
 
+Then the schema history (python_jobs.schema_history): every schema or table-property
+change of every declared relation, from its Delta log, into audit.schema_changes
+(``--follow``: once per interval).
+
 The relations are the dbt manifest's Delta tables that declare
 ``delta.enableChangeDataFeed`` (never a list). Each one is read as Spark Structured
 Streaming (``readChangeFeed``, by path, so the job can run while dbt runs) and every
@@ -744,8 +748,12 @@ def run_follow(job: AuditStream, interval: float, stop_after: float | None = Non
     started = time.monotonic()
     restarts: dict[str, int] = {}  # failures in a row without progress, per relation
     reached: dict[str, int | None] = {}
+    schema_due = started
     while not stopping["now"] and (stop_after is None or time.monotonic() - started < stop_after):
         time.sleep(1)
+        if time.monotonic() >= schema_due:  # the schema history, once per interval
+            record_schema_history(job.spark)
+            schema_due = time.monotonic() + interval
         for name, (target, query) in list(queries.items()):
             if query.isActive:
                 continue
@@ -824,8 +832,24 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         spark = spark or get_spark(TOOL, shared_metastore=args.shared_metastore)
         job = AuditStream(spark, checkpoint_root, args.max_files_per_trigger)
         if args.once:
-            return run_once(job)
+            status = run_once(job)
+            return max(status, record_schema_history(spark, say_none=True))
         return run_follow(job, args.interval, args.stop_after)
+
+
+def record_schema_history(spark: SparkSession, say_none: bool = False) -> int:
+    """The schema history's catch-up (python_jobs.schema_history): 0, or 1 when it failed."""
+    from python_jobs import schema_history
+
+    try:
+        written = schema_history.record(spark)
+    except (PySparkException, ProjectError, OSError, ValueError) as error:
+        message = (str(error).strip().splitlines() or ["?"])[0]
+        print(f"audit_stream: the schema history failed: {message[:300]}", file=sys.stderr)
+        return 1
+    if written or say_none:
+        print(f"Recorded {written} schema or property change(s) into the schema history.")
+    return 0
 
 
 if __name__ == "__main__":

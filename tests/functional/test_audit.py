@@ -107,7 +107,7 @@ def sequence(dbt: DbtProject, spark: SparkSession) -> dict:
         generate.main(["--patients", str(PATIENTS), "--batch", "1"])
         dbt.invoke("build")
     else:
-        dbt.invoke("run", "--select", "audit_change_log")
+        dbt.invoke("run", "--select", "audit_change_log", "audit_schema_changes")
     cdf = [r for r in delta_relations(dbt.manifest()) if r.change_data_feed]
     before = {f"{r.schema}.{r.identifier}": _latest(spark, r.qualified_name) for r in cdf}
     patient_id, pseudonym = spark.sql(
@@ -207,6 +207,68 @@ def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
         0,
         "SET TBLPROPERTIES",
     )
+
+
+def _schema_changes(spark: SparkSession, relation: str, since: int) -> set[tuple]:
+    return {
+        tuple(row)
+        for row in spark.sql(
+            "select change, name, before, after, actor, tool, purpose from audit.schema_changes "
+            f"where relation = '{relation}' and commit_version > {since}"
+        ).collect()
+    }
+
+
+def test_schema_changes_are_recorded_and_an_unclassified_column_fails_the_contract(
+    sequence: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """A column added to a table and a property set, by hand with a tag, then a build
+    that replaces the table. Guarantee: audit.schema_changes holds each change with its
+    type or values before -> after and the tag's who and why; the privacy contract's
+    coverage test fails while the unclassified column is there and passes once the
+    build has dropped it; a second run records nothing twice."""
+    relation = "gold.patient_summary"
+    coverage = ("test", "--select", "privacy_contract_coverage")
+    assert dbt.invoke_errors(*coverage)[0], "the contract failed before the change"
+    since = _latest(spark, relation)
+    spark.sql(
+        "set spark.databricks.delta.commitInfo.userMetadata="
+        '{"actor": "ward_admin", "tool": "spark-sql", "purpose": "schema history test"}'
+    )
+    try:
+        spark.sql(f"alter table {relation} add columns (bed_count int)")
+        spark.sql(f"alter table {relation} set tblproperties ('gdpr_lakehouse.owner' = 'ward 7')")
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    assert audit_stream.main(["--once"], spark) == 0
+    by_hand = ("ward_admin", "spark-sql", "schema history test")
+    recorded = _schema_changes(spark, relation, since)
+    assert ("column_added", "bed_count", None, "integer", *by_hand) in recorded, recorded
+    assert ("property_set", "gdpr_lakehouse.owner", None, "ward 7", *by_hand) in recorded
+    assert not dbt.invoke_errors(*coverage)[0], "the contract passed with a column no class names"
+
+    rebuilt_from = _latest(spark, relation)
+    dbt.invoke("run", "--select", "gold_patient_summary")
+    assert audit_stream.main(["--once"], spark) == 0
+    dropped = {row[:4] + row[5:] for row in _schema_changes(spark, relation, rebuilt_from)}
+    assert ("column_dropped", "bed_count", "integer", None, "dbt", "build") in dropped, dropped
+    assert dbt.invoke_errors(*coverage)[0], "the contract still fails after the rebuild"
+    # idempotent: nothing new, nothing written twice
+    total = spark.sql("select count(*) from audit.schema_changes").first()[0]
+    assert audit_stream.main(["--once"], spark) == 0
+    assert spark.sql("select count(*) from audit.schema_changes").first()[0] == total
+    assert not spark.sql(
+        "select relation, commit_version, change, name from audit.schema_changes "
+        "group by all having count(*) > 1"
+    ).collect()
+    # every declared relation has its creation recorded: its columns were added
+    created = {
+        row[0]
+        for row in spark.sql(
+            "select distinct relation from audit.schema_changes where change = 'column_added'"
+        ).collect()
+    }
+    assert {"silver.patients", "privacy.subject_keys", "audit.change_log"} <= created
 
 
 def test_rewrites_are_audited_as_what_they_are(sequence: dict, spark: SparkSession) -> None:
