@@ -27,6 +27,17 @@ def _environment(**changes: str | None) -> dict[str, str]:
     return env
 
 
+def _init(path: Path) -> subprocess.CompletedProcess:
+    """`python -m python_jobs.kek init` with its key file at ``path``."""
+    return subprocess.run(
+        [sys.executable, "-m", "python_jobs.kek", "init"],
+        cwd=ROOT,
+        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
+        capture_output=True,
+        text=True,
+    )
+
+
 def test_init_makes_a_private_key_once_and_never_replaces_it(tmp_path: Path) -> None:
     path = tmp_path / "config" / "gdpr_lakehouse" / "kek"
     assert kek.ensure_key_file(path) is True
@@ -61,14 +72,8 @@ def test_a_process_of_the_venv_reads_the_file_unless_a_key_is_given(tmp_path: Pa
     """`dbt build` typed in a new shell: no LAKEHOUSE_KEK exported, yet its embedded
     Spark gets the machine's key. An exported key wins; LAKEHOUSE_KEK_FILE empty is off."""
     path = tmp_path / "kek"
-    done = subprocess.run(
-        [sys.executable, "-m", "python_jobs.kek", "init"],
-        cwd=ROOT,
-        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = _init(path)
+    assert done.returncode == 0, done.stderr
     assert str(path) in done.stdout and "made now" in done.stdout
     key = path.read_text().strip()
     assert key not in done.stdout  # the command names the file, never the key
@@ -93,13 +98,7 @@ def test_a_process_of_the_venv_reads_the_file_unless_a_key_is_given(tmp_path: Pa
 def test_init_refuses_a_broken_file_and_says_so(tmp_path: Path) -> None:
     path = tmp_path / "kek"
     path.write_text("0123")
-    done = subprocess.run(
-        [sys.executable, "-m", "python_jobs.kek", "init"],
-        cwd=ROOT,
-        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
-        capture_output=True,
-        text=True,
-    )
+    done = _init(path)
     assert done.returncode == 1
     assert "holds no key-encryption key" in done.stderr and "left as it is" in done.stderr
     assert path.read_text() == "0123"
