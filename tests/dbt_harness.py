@@ -188,6 +188,14 @@ def record_ref(id_expr: str) -> str:
     return Macros({}).anonymized_record_id(id_expr, keys="privacy.system_keys")
 
 
+def tombstone_hash(id_expr: str) -> str:
+    """SQL: a subject id as a tombstone holds it, hashed under the tombstone key as the
+    pipeline hashes it (macro tombstone_hash, rendered by python_jobs.macros)."""
+    from python_jobs.macros import Macros
+
+    return str(Macros({}).tombstone_hash(id_expr, keys="privacy.system_keys")).strip()
+
+
 def landed_encounters_of(patient_id: str) -> str:
     """SQL predicate on encounter_ref: the encounters landed for this patient. Bronze
     names a patient only by pseudonym, and an erased patient has none left (a patient

@@ -21,7 +21,14 @@ from pyspark.sql import SparkSession
 from python_jobs import generate
 from python_jobs.macros import Macros
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
-from tests.dbt_harness import BASELINE, ROOT, DbtProject, landed_encounters_of, unwrapped
+from tests.dbt_harness import (
+    BASELINE,
+    ROOT,
+    DbtProject,
+    landed_encounters_of,
+    tombstone_hash,
+    unwrapped,
+)
 
 pytestmark = pytest.mark.functional
 
@@ -474,11 +481,11 @@ def test_tombstoned_subject_is_never_reingested(
     Silver is rebuilt from bronze in the same run, as gdpr_erase would leave it: a
     silver row whose key is gone stops every model that decrypts it (fail closed)."""
     subject = "P0000007"
+    # hashed as the pipeline hashes it (the tombstone key unwrapped: a hash of the
+    # stored, wrapped bytes would match nothing, and the test would prove nothing)
     spark.sql(
         "insert into privacy.erasure_tombstones (subject_hash, request_id, erased_at, subject_type) "
-        f"select sha2(concat(key_value, encode('{subject}', 'utf-8')), 256), 'TEST-1', "
-        "current_timestamp(), 'patient' "
-        "from privacy.system_keys where key_name = 'tombstone'"
+        f"select {tombstone_hash(repr(subject))}, 'TEST-1', current_timestamp(), 'patient'"
     )
     pseudonym = spark.sql(
         f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
