@@ -60,6 +60,7 @@ COLUMNS = (
 )
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(\.\d+\.\d+)?\.parquet$")
 _MAPPING_ID = "delta.columnMapping.id"
+ECHO_ROWS = 20  # rows a run prints (a first run records every relation's creation)
 
 
 @dataclass(frozen=True)
@@ -296,12 +297,15 @@ def record(spark: Any, relations: list[DeltaRelation] | None = None, echo: bool 
             .save(sink)
         )
     if echo:
-        for row in new:
+        for row in new[:ECHO_ROWS]:
             detail = " -> ".join(str(v) for v in (row["before"], row["after"]) if v is not None)
+            why = f"{row['actor'] or 'untagged'}: {row['purpose'] or row['operation']}"
             print(
-                f"  {row['relation']:30} v{row['commit_version']:<4} {row['change']:20} "
-                f"{row['name'] or '-':32} {detail}  ({row['purpose'] or row['operation']})"
+                f"  {row['relation']:26} v{row['commit_version']:<4} {row['change']:18} "
+                f"{row['name'] or '-':24} {detail:18} ({why})"
             )
+        if len(new) > ECHO_ROWS:
+            print(f"  ... and {len(new) - ECHO_ROWS} more (select * from the schema history)")
     return len(new)
 
 
