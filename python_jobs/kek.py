@@ -28,7 +28,10 @@ from pathlib import Path
 from python_jobs.kek_hook import ENV, FILE_ENV, kek_file, read_key
 
 PTH_NAME = "gdpr_lakehouse_kek.pth"
-PTH_LINE = "import python_jobs.kek_hook\n"
+# exec'd by site at every start of the venv's Python: a checkout moved or rolled back
+# to before the hook must not print a traceback each time
+PTH_LINE = 'import sys; exec("try:\\n import python_jobs.kek_hook\\nexcept ImportError:\\n pass")\n'
+
 
 
 class KekError(Exception):
