@@ -33,7 +33,6 @@ PTH_NAME = "gdpr_lakehouse_kek.pth"
 PTH_LINE = 'import sys; exec("try:\\n import python_jobs.kek_hook\\nexcept ImportError:\\n pass")\n'
 
 
-
 class KekError(Exception):
     pass
 
