@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +211,13 @@ def log_changes(location: Path) -> Iterator[tuple[int, dict, list[Change]]]:
             changes = schema_changes(before, metadata)
             if changes:
                 yield version, info, changes
+        else:  # said, never skipped silently
+            print(
+                f"  schema history: {location.name}: the log starts at v{first} and no "
+                f"checkpoint holds the schema before it; v{version}'s schema is taken as "
+                "the starting point and what that commit changed is unknown",
+                file=sys.stderr,
+            )
         before, known = metadata, True
 
 

@@ -126,7 +126,7 @@ def test_the_log_is_read_from_its_commits_and_a_checkpoint_stands_for_removed_on
 
 
 def test_a_log_whose_start_is_gone_without_a_checkpoint_records_no_false_creation(
-    tmp_path: Path,
+    tmp_path: Path, capsys
 ) -> None:
     log = tmp_path / "_delta_log"
     log.mkdir()
@@ -137,3 +137,4 @@ def test_a_log_whose_start_is_gone_without_a_checkpoint_records_no_false_creatio
     assert [(v, c) for v, _, c in log_changes(tmp_path)] == [
         (6, [Change("column_added", "n", None, "string")])
     ]
+    assert "the log starts at v5 and no checkpoint holds the schema" in capsys.readouterr().err
