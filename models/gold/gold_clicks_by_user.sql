@@ -1,4 +1,6 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
+{#- Published per user: the days of their first and last click, never the exact times
+    (an exact time singles a person out to anyone who saw them click). -#}
 with clicks as (
     select * from {{ ref('silver_clicks') }}
 ),
@@ -8,8 +10,8 @@ final as (
         user_pseudonym,
         count(*) as click_count,
         count(distinct url) as distinct_url_count,
-        min(clicked_at) as first_clicked_at,
-        max(clicked_at) as last_clicked_at
+        to_date(min(clicked_at)) as first_clicked_on,
+        to_date(max(clicked_at)) as last_clicked_on
     from clicks
     group by user_pseudonym
 )

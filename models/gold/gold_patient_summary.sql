@@ -28,8 +28,8 @@ per_patient as (
         count(distinct department_id) as department_count,
         -- the month only: an exact admission time is a record of its own the hospital
         -- can look up
-        date_trunc('month', min(admitted_at)) as first_admitted_month,
-        date_trunc('month', max(admitted_at)) as last_admitted_month
+        trunc(min(admitted_at), 'MM') as first_admitted_month,
+        trunc(max(admitted_at), 'MM') as last_admitted_month
     from encounters
     group by patient_pseudonym
 ),

@@ -1,4 +1,5 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
+{#- Published per user: the day of their last order, never its exact time. -#}
 with orders as (
     select * from {{ ref('silver_orders') }}
 ),
@@ -8,7 +9,7 @@ final as (
         user_pseudonym,
         count(*) as order_count,
         sum(amount) as revenue,
-        max(ordered_at) as last_ordered_at
+        to_date(max(ordered_at)) as last_ordered_on
     from orders
     where user_pseudonym is not null
     group by user_pseudonym

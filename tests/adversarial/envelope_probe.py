@@ -114,13 +114,7 @@ def main() -> int:
     tombstone = _tombstone_key(spark, subject)
     # a lakehouse an older version made: its tombstone key stored plain; the next build
     # wraps it, and it is still the same key
-    spark.sql(
-        "merge into privacy.system_keys as stored using (select key_name, "
-        "coalesce(try_aes_decrypt(key_value, unhex(java_method('java.lang.System', 'getenv', "
-        "'LAKEHOUSE_KEK')), 'GCM'), key_value) as plain "
-        "from privacy.system_keys) as wrapped on stored.key_name = wrapped.key_name "
-        "when matched then update set stored.key_value = wrapped.plain"
-    )
+    _unwrap_system_keys(spark)
     unwrapped = _tombstone_key(spark, subject)
     rebuilt = dbtRunner().invoke(
         ["run", "--select", "privacy_system_keys", "--vars", variables, *PROJECT]
@@ -141,6 +135,12 @@ def main() -> int:
     counts = spark.sql(
         "select count(*), count(full_name), count(email) from privacy.patients_masked"
     ).first()
+    tombstones = [
+        row[0] for row in spark.sql("select subject_hash from privacy.erasure_tombstones").collect()
+    ]
+    # left as an older version left it (the tombstone key plain), for the caller's
+    # test of a command given another KEK: nothing in privacy.system_keys to try it on
+    _unwrap_system_keys(spark)
     print(
         "PROBE "
         + json.dumps(
@@ -154,18 +154,24 @@ def main() -> int:
                 "tombstone_key": tombstone,
                 "tombstone_key_left_plain": unwrapped,
                 "tombstone_key_after_build": migrated,
-                "tombstones": [
-                    row[0]
-                    for row in spark.sql(
-                        "select subject_hash from privacy.erasure_tombstones"
-                    ).collect()
-                ],
+                "tombstones": tombstones,
                 "erasure": erasure,
                 "scan": scanned,
             }
         )
     )
     return 0
+
+
+def _unwrap_system_keys(spark: SparkSession) -> None:
+    """Store the system keys plain, as a version before their wrapping did."""
+    spark.sql(
+        "merge into privacy.system_keys as stored using (select key_name, "
+        "coalesce(try_aes_decrypt(key_value, unhex(java_method('java.lang.System', 'getenv', "
+        "'LAKEHOUSE_KEK')), 'GCM'), key_value) as plain "
+        "from privacy.system_keys) as wrapped on stored.key_name = wrapped.key_name "
+        "when matched then update set stored.key_value = wrapped.plain"
+    )
 
 
 def _tombstone_key(spark: SparkSession, subject: str) -> dict:

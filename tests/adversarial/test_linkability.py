@@ -338,3 +338,27 @@ def test_the_request_log_forgets_the_id_when_its_retention_ends(
     for bad in ("false", 0, -5, "3 years", 40000, True):
         with pytest.raises(purge.ProjectError, match="erasure_record_retention_days"):
             purge.record_retention_days(bad)
+
+
+def test_no_published_per_subject_table_holds_an_exact_event_time(
+    tables: list[Path], dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: a consumer of gold who saw someone click, order or be admitted at a
+    known moment looks that moment up in a per-subject gold table and finds their row
+    (their pseudonym, so every other row of theirs). Guarantee: no column of a gold
+    relation keyed by a subject is a timestamp; times are published as days or months."""
+    per_subject = [
+        node
+        for node in dbt.manifest()["nodes"].values()
+        if node["resource_type"] == "model"
+        and node["fqn"][1:2] == ["gold"]
+        and ((node["config"].get("meta") or {}).get("privacy") or {}).get("subject_key")
+    ]
+    assert len(per_subject) >= 3, [node["name"] for node in per_subject]
+    exact = {
+        f"{node['schema']}.{node['alias']}.{field.name}"
+        for node in per_subject
+        for field in spark.table(f"{node['schema']}.{node['alias']}").schema
+        if field.dataType.typeName() in ("timestamp", "timestamp_ntz")
+    }
+    assert exact == set()

@@ -199,8 +199,11 @@ def test_a_command_given_another_kek_refuses_before_any_write(
 ) -> None:
     """Attack: the machine's key file is lost, a new key is made, and the next build
     runs with it. It would wrap new subjects' keys under the new key, leaving a vault
-    no single key opens. Guarantee: `dbt build`, typed in a shell holding another
-    well-formed key, stops before any write, saying the key is not the lakehouse's."""
+    no single key opens. Here the lakehouse is as an older version left it, its
+    tombstone key plain (the probe's last step), so privacy.system_keys holds nothing
+    to try the key on: the vault's wrapped keys must show it. Guarantee: `dbt build`,
+    typed in a shell holding another well-formed key, stops before any write, saying
+    the key is not the lakehouse's."""
     state, _ = envelope
     logs = sorted((state / "lakehouse" / "warehouse").rglob("_delta_log/*.json"))
     done = subprocess.run(

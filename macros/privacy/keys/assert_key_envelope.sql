@@ -20,20 +20,30 @@
         {%- endif -%}
         {%- if mode -%}
             {%- set kek = gdpr_lakehouse._kek() -%}
-            {#- the right key: one that unwraps the stored tombstone key. A build under
-                another KEK would wrap new subjects' keys with it, and the vault would
-                hold keys no single KEK opens. -#}
+            {#- the right key: one that unwraps the stored tombstone key and a few of
+                the vault's keys (a lakehouse an older version made may hold its
+                tombstone key plain: the vault's keys still show the KEK). A build
+                under another KEK would wrap new keys with it, and the vault would hold
+                keys no single KEK opens. -#}
             {%- set node = gdpr_lakehouse.engine_node('privacy_system_keys') -%}
             {%- set system_keys = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
+            {%- set wrapped = [] -%}
             {%- if system_keys is not none -%}
+                {%- do wrapped.append("select key_value as wrapped_key from " ~ system_keys ~ " where length(key_value) = 60") -%}
+            {%- endif -%}
+            {%- if vault is not none -%}
+                {%- do wrapped.append("select data_key as wrapped_key from " ~ vault ~ " where length(data_key) = 60 limit 3") -%}
+            {%- endif -%}
+            {%- if wrapped -%}
                 {#- java_method is non-deterministic: unwrap in a projection, count outside -#}
-                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string)) from (select try_aes_decrypt(key_value, "
-                    ~ kek ~ ", 'GCM') as opened from " ~ system_keys ~ " where length(key_value) = 60) as wrapped", '0/0') -%}
+                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string)) from (select try_aes_decrypt(wrapped_key, "
+                    ~ kek ~ ", 'GCM') as opened from ((" ~ (wrapped | join(') union all (')) ~ ")) as stored) as tried", '0/0') -%}
                 {%- set opened_count, wrapped_count = opened.split('/') -%}
                 {%- if opened_count != wrapped_count -%}
                     {%- do exceptions.raise_compiler_error("the key-encryption key this command was given (environment variable "
-                        ~ var('kek_env_var', 'LAKEHOUSE_KEK') ~ ", or the secret scope on Databricks) is not the one this lakehouse's keys were wrapped with: it does not unwrap the keys in "
-                        ~ system_keys ~ ". Give it the key the lakehouse was made with. Nothing was run") -%}
+                        ~ var('kek_env_var', 'LAKEHOUSE_KEK') ~ ", or the secret scope on Databricks) is not the one this lakehouse's keys were wrapped with: it does not unwrap "
+                        ~ (wrapped_count | int - opened_count | int) ~ " of the " ~ wrapped_count ~ " stored keys it was tried on (" ~ ([system_keys, vault] | reject('none') | join(', '))
+                        ~ "). Give it the key the lakehouse was made with. Nothing was run") -%}
                 {%- endif -%}
             {%- endif -%}
         {%- endif -%}
