@@ -25,7 +25,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from python_jobs.kek_hook import ENV, FILE_ENV, kek_file, read_key
+from python_jobs.kek_hook import ENV, FILE_ENV, kek_file, open_mode, parse_key, read_key
 
 PTH_NAME = "gdpr_lakehouse_kek.pth"
 # exec'd by site at every start of the venv's Python: a checkout moved or rolled back
@@ -41,10 +41,17 @@ def ensure_key_file(path: Path) -> bool:
     """Make the key file when there is none; True when it was made. An existing file
     that holds no key is an error, never overwritten: it may be the only copy."""
     if path.exists():
-        if read_key(path) is None:
+        if parse_key(path) is None:
             raise KekError(
                 f"{path} exists but holds no key-encryption key (64 hex characters); "
                 "it was left as it is. Restore it from its backup, or move it away to make a new one"
+            )
+        mode = open_mode(path)
+        if mode is not None:
+            raise KekError(
+                f"{path} is open to other users of this machine (mode {mode:o}), so it is not "
+                f"used: make it readable by its owner only (chmod 600 {path}). Whoever could "
+                "read it may hold the key"
             )
         return False
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

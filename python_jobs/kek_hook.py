@@ -5,7 +5,8 @@ Imported at interpreter start by the ``gdpr_lakehouse_kek.pth`` file that
 ``dbt``, ``python -m python_jobs.<job>`` and ``gdpr-lakehouse``, typed as they are, give
 their Spark the key: embedded Spark inherits dbt's environment. It does nothing when
 LAKEHOUSE_KEK is already set (an explicit key wins), when LAKEHOUSE_KEK_FILE is set to
-an empty string (off), or when the file holds no well-formed key; it never raises (a
+an empty string (off), when the file holds no well-formed key, or when its group or
+other users may read or write it (``kek init`` then says so); it never raises (a
 failing .pth line would print a traceback at every Python start). Standard library
 only: it runs before anything else in every process of the venv.
 """
@@ -31,13 +32,30 @@ def kek_file() -> Path | None:
     return Path(config) / "gdpr_lakehouse" / "kek"
 
 
-def read_key(path: Path) -> str | None:
+def open_mode(path: Path) -> int | None:
+    """The file's permission bits when its group or other users may use it, else None."""
+    mode = path.stat().st_mode & 0o777
+    return mode if mode & 0o077 else None
+
+
+def parse_key(path: Path) -> str | None:
     """The key the file holds (64 hex characters, surrounding whitespace ignored)."""
     try:
         text = path.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text if _KEY.fullmatch(text) else None
+
+
+def read_key(path: Path) -> str | None:
+    """The key to use: None when the file holds none, or when it is open to other users
+    (as ssh refuses such a private key)."""
+    try:
+        if open_mode(path) is not None:
+            return None
+    except OSError:
+        return None
+    return parse_key(path)
 
 
 def load() -> None:

@@ -102,3 +102,32 @@ def test_init_refuses_a_broken_file_and_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "holds no key-encryption key" in done.stderr and "left as it is" in done.stderr
     assert path.read_text() == "0123"
+
+
+def test_a_key_file_others_can_read_is_not_used_and_init_says_why(tmp_path: Path) -> None:
+    """Attack: the key file was restored from a backup, or copied, readable by every
+    user of the machine (mode 644). Any of them could unwrap every key. Guarantee, as
+    ssh does with a private key: no process of the venv reads it into LAKEHOUSE_KEK
+    (so every command stops, saying the key is missing), and `kek init` says which file
+    is open to whom and how to close it, and leaves the file as it is."""
+    path = tmp_path / "kek"
+    assert _init(path).returncode == 0
+    key = path.read_text()
+    for mode in (0o644, 0o640, 0o604, 0o660):
+        path.chmod(mode)
+        done = subprocess.run(
+            [sys.executable, "-c", READ_BACK],
+            cwd=tmp_path,
+            env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout.strip() == "", oct(mode)
+        assert done.stderr == ""  # the hook stays silent at every Python start
+        refused = _init(path)
+        assert refused.returncode == 1, oct(mode)
+        assert f"mode {mode:o}" in refused.stderr and f"chmod 600 {path}" in refused.stderr
+        assert path.read_text() == key and path.stat().st_mode & 0o777 == mode
+    path.chmod(0o400)  # read-only for its owner is fine
+    assert _init(path).returncode == 0
