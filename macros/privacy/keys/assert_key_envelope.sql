@@ -32,7 +32,7 @@
                 {%- do wrapped.append("select key_value as wrapped_key from " ~ system_keys ~ " where length(key_value) = 60") -%}
             {%- endif -%}
             {%- if vault is not none -%}
-                {%- do wrapped.append("select data_key as wrapped_key from " ~ vault ~ " where length(data_key) = 60 limit 3") -%}
+                {%- do wrapped.append("select data_key as wrapped_key from " ~ vault ~ " where left(subject_id, 2) != '__' and length(data_key) = 60 limit 3") -%}
             {%- endif -%}
             {%- if wrapped -%}
                 {#- java_method is non-deterministic: unwrap in a projection, count outside -#}
