@@ -1,11 +1,12 @@
 {#- Print rows (lists of cells) as an aligned text table under a title. -#}
-{% macro print_table(title, header, lines) -%}
-    {{ return(adapter.dispatch('print_table', 'gdpr_lakehouse')(title, header, lines)) }}
+{% macro print_table(title, header, lines, limit=none, rest=none) -%}
+    {{ return(adapter.dispatch('print_table', 'gdpr_lakehouse')(title, header, lines, limit, rest)) }}
 {%- endmacro %}
 
-{% macro spark__print_table(title, header, lines) -%}
+{% macro spark__print_table(title, header, lines, limit=none, rest=none) -%}
     {%- set rows = [header] -%}
-    {%- for line in lines -%}
+    {%- set hidden = (lines | length - limit) if limit is not none and lines | length > limit else 0 -%}
+    {%- for line in (lines[:limit] if hidden else lines) -%}
         {%- set cells = [] -%}
         {%- for cell in line -%}{%- do cells.append('' if cell is none else cell | string) -%}{%- endfor -%}
         {%- do rows.append(cells) -%}
@@ -25,4 +26,7 @@
         {%- endfor -%}
         {%- do print('  ' ~ (cells | join('  ')) | trim) -%}
     {%- endfor -%}
+    {%- if hidden -%}
+        {%- do print('  ... and ' ~ hidden ~ ' more' ~ ((' (' ~ rest ~ ')') if rest else '')) -%}
+    {%- endif -%}
 {%- endmacro %}

@@ -51,7 +51,8 @@ when not matched then insert (
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set open_requests = gdpr_lakehouse._requests_of(requests, ids) -%}
     {%- do gdpr_lakehouse.print_table('Erasure requests (' ~ open_requests | length ~ ' open for the ' ~ ids | length ~ ' subject(s) given):',
-        ['request_id', 'subject_id', 'status', 'received_at', 'deadline'], open_requests) -%}
+        ['request_id', 'subject_id', 'status', 'received_at', 'deadline'], open_requests,
+        limit=20, rest='every one is in ' ~ requests) -%}
     {%- set request_ids = [] -%}
     {%- for row in open_requests -%}{%- do request_ids.append(row[0]) -%}{%- endfor -%}
     {{ return(request_ids) }}
