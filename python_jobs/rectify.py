@@ -72,11 +72,13 @@ from python_jobs.subject_access import (
     deadline_of,
     erasure_state,
     key_expression,
+    keyed_macros,
     parse_received,
     request_arguments,
 )
 
 RECTIFICATION_LOG = "privacy_rectification_requests"
+SYSTEM_KEYS = "privacy_system_keys"
 REQUEST_ID = re.compile(r"^rec-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,127}$")
 MAX_VALUE = 1000
@@ -426,6 +428,17 @@ def _update(spark: SparkSession, log: str, request_id: str, status: str, **value
 # -- the event ------------------------------------------------------------------------
 
 
+def source_time_sql(spark: SparkSession, relations: list[DeltaRelation], vault_ref: str) -> str:
+    """SQL for the source time of the bronze row aliased `rows` of the subject bound as
+    :subject_id. Bronze keeps it keyed (source_seq, macro source_seq): the offset its
+    record's reference derives from the tombstone key is taken away inside the
+    statement (macro source_seq_time), the key unwrapped there, never in Python."""
+    keys = table_ref(spark, _control(relations, SYSTEM_KEYS))
+    macros = keyed_macros(spark, vault_ref)
+    record = str(macros.anonymized_record_id(":subject_id", keys=keys)).strip()
+    return str(macros.source_seq_time("rows.source_seq", record, keys=keys)).strip()
+
+
 def _event_frame(
     spark: SparkSession,
     table: LandingTable,
@@ -434,6 +447,7 @@ def _event_frame(
     subject_id: str,
     values: dict[str, Any],
     macros: Macros,
+    source_time: str,
 ) -> Any:
     """The update event: the subject's bronze row decrypted in the query, the changed
     columns replaced (as literals of the frame, never SQL text); None when bronze holds
@@ -458,15 +472,15 @@ def _event_frame(
                 f"{table.reader.unique_id} holds neither {name} nor {name}_enc: the subject's "
                 f"current {name} cannot be carried into the event"
             )
-    if "source_updated_at" not in present:
-        raise RectificationError(f"{table.reader.unique_id} has no source_updated_at column")
+    if "source_seq" not in present:
+        raise RectificationError(f"{table.reader.unique_id} has no source_seq column")
     frame = _sql(
         spark,
         f"""
         select {", ".join(selected)},
             'update' as _op,
             greatest(cast(date_trunc('millisecond', current_timestamp()) as timestamp),
-                     rows.source_updated_at + interval 1 millisecond) as _source_ts
+                     {source_time} + interval 1 millisecond) as _source_ts
         from {ref} as rows
         left join (
             select {key_sql} as subject_key from {vault_ref} as vault
@@ -485,7 +499,7 @@ def _event_frame(
 
 
 def unapplied_events(
-    spark: SparkSession, table: LandingTable, vault_ref: str, subject_id: str
+    spark: SparkSession, table: LandingTable, vault_ref: str, subject_id: str, source_time: str
 ) -> int:
     """The subject's events in the landing table newer than the row bronze holds: landed
     but not applied yet (a source change, or a rectification, waiting for a build). An
@@ -498,7 +512,7 @@ def unapplied_events(
         select count(*) as events from {table.name} as events
         where events.`{table.key}` = :subject_id
           and events._source_ts > coalesce(
-              (select max(rows.source_updated_at) from {ref} as rows
+              (select max({source_time}) from {ref} as rows
                where {table.held_by("rows", vault_ref)}),
               timestamp'0001-01-01 00:00:00')
         """,
@@ -608,7 +622,12 @@ def rectify(
     subject_type = known["subject_type"] if known else None
     # the columns are checked before anything is recorded: bad input changes nothing
     table, values = resolve(landing_tables(graph, relations), subject_type, changes)
-    waiting = unapplied_events(spark, table, vault_ref, subject_id) if table is not None else 0
+    source_time = source_time_sql(spark, relations, vault_ref)
+    waiting = (
+        unapplied_events(spark, table, vault_ref, subject_id, source_time)
+        if table is not None
+        else 0
+    )
     if waiting:
         raise RectificationError(
             f"{table.name} holds {waiting} event(s) of {subject_id} newer than "
@@ -637,7 +656,9 @@ def rectify(
         print(f"rectify {request_id}: its event had landed already ({target.name})")
     else:
         key_sql = key_expression(spark, vault_ref, macros)
-        frame = _event_frame(spark, table, vault_ref, key_sql, subject_id, values, macros)
+        frame = _event_frame(
+            spark, table, vault_ref, key_sql, subject_id, values, macros, source_time
+        )
         if frame is None:
             reason = f"nothing to rectify: {table.reader_name} holds no row of this subject"
             _update(
@@ -670,6 +691,7 @@ def confirm(
     newer source event), `cancelled` once the subject is erased. (request_id, status)."""
     log = table_ref(spark, _control(relations, RECTIFICATION_LOG))
     vault_ref = table_ref(spark, _vault(relations))
+    source_time = source_time_sql(spark, relations, vault_ref)
     tables = {t.name: t for t in landing_tables(graph, relations)}
     done = []
     landed = spark.sql(
@@ -697,7 +719,8 @@ def confirm(
         version = int(spark.sql(f"describe history {ref} limit 1").first()["version"])
         held = _sql(
             spark,
-            f"select rows.source_file, rows.source_updated_at from {ref} version as of {version} "
+            f"select rows.source_file, {source_time} as source_time from {ref} "
+            f"version as of {version} "
             f"as rows where {table.held_by('rows', vault_ref)}",
             subject_id=row["subject_id"],
         ).first()
@@ -705,7 +728,7 @@ def confirm(
             continue  # not yet ingested (or the row deleted by the source: the build decides)
         if held["source_file"] == row["landing_file"]:
             why = f"applied by {table.reader_name} version {version}"
-        elif held["source_updated_at"] > row["event_source_ts"]:
+        elif held["source_time"] > row["event_source_ts"]:
             why = f"superseded by a newer source event (in {table.reader_name} version {version})"
         else:
             continue

@@ -187,9 +187,9 @@ def _vault(relations: list[DeltaRelation]) -> DeltaRelation:
     return vaults[0]
 
 
-def key_expression(spark: SparkSession, vault_ref: str, macros: Macros) -> str:
-    """The subject's usable key, from the vault row aliased `vault`: unwrapped with the
-    key-encryption key when the vault records the envelope (as every command reads it)."""
+def key_envelope_of(spark: SparkSession, vault_ref: str) -> bool:
+    """The lakehouse's key mode, as every command reads it: the vault's recorded
+    property, else told by its keys' length (32 bytes plain, 60 wrapped)."""
     properties = {
         row["key"]: row["value"] for row in spark.sql(f"show tblproperties {vault_ref}").collect()
     }
@@ -208,9 +208,25 @@ def key_expression(spark: SparkSession, vault_ref: str, macros: Macros) -> str:
         recorded = "true" if lengths == {60} else "false"
     if recorded not in ("true", "false"):
         raise AccessError(f"{vault_ref} records gdpr_lakehouse.key_envelope = {recorded[:20]!r}")
-    if recorded == "false":
+    return recorded == "true"
+
+
+def key_expression(spark: SparkSession, vault_ref: str, macros: Macros) -> str:
+    """The subject's usable key, from the vault row aliased `vault`: unwrapped with the
+    key-encryption key when the vault records the envelope (as every command reads it)."""
+    if not key_envelope_of(spark, vault_ref):
         return "vault.data_key"
     return f"aes_decrypt(vault.data_key, {str(macros._kek()).strip()}, 'GCM')"
+
+
+def keyed_macros(spark: SparkSession, vault_ref: str) -> Macros:
+    """The engine's macros rendered in the lakehouse's recorded key mode, for SQL that
+    unwraps the tombstone key inside the statement (macros tombstone_key, source_seq):
+    rendered with the var alone, a lakehouse with plain keys would be read as wrapped."""
+    from python_jobs.project import engine_root, project_vars
+
+    declared = {**project_vars(), "key_envelope": key_envelope_of(spark, vault_ref)}
+    return Macros({"var": lambda name, default=None: declared.get(name, default)}, engine_root())
 
 
 # -- reading ------------------------------------------------------------------------

@@ -7,7 +7,7 @@
         when not matched and not (<condition>) then insert *
     so one MERGE applies inserts, updates and deletes of a CDC batch (shared reference
     000's upsert). With `cdc_sequence_by` too (a list of the target's columns, e.g.
-    [source_updated_at, source_op_rank, source_file, source_row]) both matched clauses
+    [source_seq, source_op_rank, source_file, source_row]) both matched clauses
     apply only when the event's sequence is greater than the row's (compared in list
     order): a late, replayed or stale event never overwrites a newer state. Without
     either, identical to dbt-spark's spark__get_merge_sql.

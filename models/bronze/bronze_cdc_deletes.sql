@@ -16,10 +16,11 @@
     erased (the erasure plan deletes a subject's markers; an erased subject is never
     ingested again, by its tombstone). No source id: the record by its key hashed under
     the tombstone key, as bronze stores it (macro anonymized_record_id), the subject by
-    the pseudonym the vault gives them. Orders are kept anonymized: their markers lose
+    the pseudonym the vault gives them, the delete's source time only keyed by the
+    record (macro source_seq). Orders are kept anonymized: their markers lose
     the user.
 -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['subject_id'],
+{{- gdpr_lakehouse.refuse_clear_columns(['subject_id', 'source_updated_at'],
     'dbt run --full-refresh --select bronze_cdc_deletes (then python -m python_jobs.purge removes the source ids from its history)') }}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() %}
 
@@ -37,7 +38,7 @@ with vault as (
         {#- hashed in a projection (macro tombstone_hash) -#}
         {{ gdpr_lakehouse.anonymized_record_id('events.' ~ entity.key) }} as record_key,
         vault.subject_pseudonym,
-        events._source_ts as source_updated_at,
+        events._source_ts,
         events.event_op_rank as source_op_rank,
         events.event_file as source_file,
         events.event_row as source_row
@@ -58,10 +59,21 @@ with vault as (
 
 {% endfor %}
 new_deletes as (
-    {%- for entity in entities %}
-    select * from {{ entity.name }}_deletes
-    {% if not loop.last %}union all{% endif %}
-    {%- endfor %}
+    {#- the source time keyed by the record (macro source_seq), in a projection -#}
+    select
+        entity,
+        record_key,
+        subject_pseudonym,
+        {{ gdpr_lakehouse.source_seq('deletes._source_ts', 'deletes.record_key') }} as source_seq,
+        source_op_rank,
+        source_file,
+        source_row
+    from (
+        {%- for entity in entities %}
+        select * from {{ entity.name }}_deletes
+        {% if not loop.last %}union all{% endif %}
+        {%- endfor %}
+    ) as deletes
 ),
 
 candidates as (
@@ -72,7 +84,7 @@ candidates as (
         known.entity,
         known.record_key,
         known.subject_pseudonym,
-        known.source_updated_at,
+        known.source_seq,
         known.source_op_rank,
         known.source_file,
         known.source_row
@@ -89,7 +101,7 @@ ranked as (
         *,
         row_number() over (
             partition by entity, record_key
-            order by source_updated_at desc, source_op_rank desc, source_file desc, source_row desc
+            order by source_seq desc, source_op_rank desc, source_file desc, source_row desc
         ) as marker_rank
     from candidates
 ),
@@ -99,7 +111,7 @@ final as (
         entity,
         record_key,
         subject_pseudonym,
-        source_updated_at,
+        source_seq,
         source_op_rank,
         source_file,
         source_row,

@@ -10,13 +10,18 @@
     a click names), never by the web shop's id, and the click by its id hashed under
     the tombstone key (click_ref), never by the shop's click id, which the shop links to
     the user. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'click_id'],
+{#- An exact event time (and the source time of its change, the same instant in the
+    demo) singles a person out to whoever saw them at that moment: bronze keeps it
+    encrypted under the subject's key (clicked_at_enc) and in clear only the hour (clicked_hour), and
+    its place in the apply order keyed (source_seq, macro source_seq). -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'click_id', 'clicked_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_clicks+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'clicks'), 'click_id',
-        gdpr_lakehouse.anonymized_record_id('valid.click_id')) }}
+        gdpr_lakehouse.anonymized_record_id('valid.click_id'),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 vault as (
@@ -28,7 +33,8 @@ final as (
         events.event_record_ref as click_ref,
         vault.subject_pseudonym as user_pseudonym,
         events.url,
-        events.clicked_at,
+        {{ gdpr_lakehouse.encrypt_pii('events.clicked_at', 'vault.data_key') }} as clicked_at_enc,
+        date_trunc('hour', events.clicked_at) as clicked_hour,
         events.device,
         {#- A click naming no user keeps no address: there is no key to hold it. One of a
             user the vault has no key for waits (macro cdc_event_has_key). -#}

@@ -18,13 +18,18 @@
     its id hashed under the tombstone key (encounter_ref), never by the hospital's
     encounter id, which the hospital links to the patient: once the key is destroyed,
     nothing maps any version of this table back to the patient. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'department_id', 'cost', 'patient_id', 'encounter_id'],
+{#- An exact event time (and the source time of its change, the same instant in the
+    demo) singles a person out to whoever saw them at that moment: bronze keeps it
+    encrypted under the subject's key (admitted_at_enc) and in clear only the month (admitted_month), and
+    its place in the apply order keyed (source_seq, macro source_seq). -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'department_id', 'cost', 'patient_id', 'encounter_id', 'admitted_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'encounters'), 'encounter_id',
-        gdpr_lakehouse.anonymized_record_id('valid.encounter_id')) }}
+        gdpr_lakehouse.anonymized_record_id('valid.encounter_id'),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 vault as (
@@ -35,7 +40,8 @@ final as (
     select
         events.event_record_ref as encounter_ref,
         vault.subject_pseudonym as patient_pseudonym,
-        events.admitted_at,
+        {{ gdpr_lakehouse.encrypt_pii('events.admitted_at', 'vault.data_key') }} as admitted_at_enc,
+        trunc(events.admitted_at, 'MM') as admitted_month,
         {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.department_id', 'vault.data_key') }} as department_id_enc,
         {{ gdpr_lakehouse.encrypt_pii('events.cost', 'vault.data_key') }} as cost_enc,

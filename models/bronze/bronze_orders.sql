@@ -16,19 +16,21 @@
     gives them (the vault keys every user an order names), never by the web shop's id.
     A living user's order with no key in the vault waits (macro cdc_event_has_key):
     stored, it would read as an erased user's anonymized order for good. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'order_id'],
+{#- An exact event time (and the source time of its change, the same instant in the
+    demo) singles a person out to whoever saw them at that moment: bronze keeps it
+    encrypted under the subject's key (ordered_at_enc) and in clear only the day (ordered_on, which bookkeeping keeps), and
+    its place in the apply order keyed (source_seq, macro source_seq). -#}
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'order_id', 'ordered_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_orders+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'orders'), 'order_id',
-        gdpr_lakehouse.anonymized_record_id('valid.order_id')) }}
+        gdpr_lakehouse.anonymized_record_id('valid.order_id'),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 vault as (
-    select
-        subject_id,
-        subject_pseudonym
-    from {{ ref('privacy_subject_keys') }}
+    select * from {{ ref('privacy_data_keys') }}
 ),
 
 final as (
@@ -36,7 +38,8 @@ final as (
         events.event_record_ref as order_ref,
         case when events.living_user_id is not null then vault.subject_pseudonym end as user_pseudonym,
         events.amount,
-        events.ordered_at,
+        {{ gdpr_lakehouse.encrypt_pii('events.ordered_at', 'case when events.living_user_id is not null then vault.data_key end') }} as ordered_at_enc,
+        to_date(events.ordered_at) as ordered_on,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from (
         select

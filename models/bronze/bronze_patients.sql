@@ -11,13 +11,14 @@
     them. The identifiers are encrypted under the same key, and so are the city and the
     insurer: with the age band they single a patient out, so a clear copy would let a
     reader of an old version link the pseudonym back to a person they know. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['patient_id', 'city', 'insurer'],
+{{- gdpr_lakehouse.refuse_clear_columns(['patient_id', 'city', 'insurer', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_patients+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'patients'), 'patient_id',
-        gdpr_lakehouse.anonymized_record_id('valid.patient_id')) }}
+        gdpr_lakehouse.anonymized_record_id('valid.patient_id'),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 vault as (

@@ -18,14 +18,14 @@
     applied now. No personal data and no source id: where the event is (file, row),
     its record key hashed under the tombstone key (macro anonymized_record_id, as
     bronze stores it), its subject's pseudonym (null while the vault has no key for
-    them), its source time and the reason (the rule it breaks). Events of erased
+    them), its source time keyed by the record (macro source_seq) and the reason (the rule it breaks). Events of erased
     subjects are not listed (orders: listed without the user, as bronze keeps them
     anonymized).
     Stale events (older than the key's state) are applied by being ignored: not here.
 -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() -%}
 
-{{- gdpr_lakehouse.refuse_clear_columns(['subject_id'],
+{{- gdpr_lakehouse.refuse_clear_columns(['subject_id', 'source_updated_at'],
     'dbt run --full-refresh --select bronze_rejected_events (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 with vault as (
@@ -43,7 +43,7 @@ with vault as (
         events.event_row as source_row,
         events.record_ref as record_key,
         case when events.living_subject_id is not null then vault.subject_pseudonym end as subject_pseudonym,
-        events._source_ts as source_updated_at,
+        {{ gdpr_lakehouse.source_seq('events._source_ts', 'events.record_ref') }} as source_seq,
         coalesce(
             {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }},
             case when not {{ gdpr_lakehouse.cdc_event_has_key('events', 'living_subject_id') }} then 'no key in the vault for the subject' end
@@ -94,7 +94,7 @@ final as (
         source_row,
         record_key,
         subject_pseudonym,
-        source_updated_at,
+        source_seq,
         reason,
         current_timestamp() as detected_at
     from rejected

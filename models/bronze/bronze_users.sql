@@ -8,13 +8,14 @@
 
 {#- A user is named by the pseudonym the vault gives them, never by the web shop's id:
     once their key is destroyed, nothing maps any version of this table back to them. -#}
-{{- gdpr_lakehouse.refuse_clear_columns(['user_id'],
+{{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_users+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 
 -- depends_on: {{ ref('bronze_rejected_events') }}
 with events as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', 'users'), 'user_id',
-        gdpr_lakehouse.anonymized_record_id('valid.user_id')) }}
+        gdpr_lakehouse.anonymized_record_id('valid.user_id'),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 vault as (

@@ -10,8 +10,8 @@ final as (
         user_pseudonym,
         count(*) as click_count,
         count(distinct url) as distinct_url_count,
-        to_date(min(clicked_at)) as first_clicked_on,
-        to_date(max(clicked_at)) as last_clicked_on
+        to_date(min(clicked_hour)) as first_clicked_on,
+        to_date(max(clicked_hour)) as last_clicked_on
     from clicks
     group by user_pseudonym
 )

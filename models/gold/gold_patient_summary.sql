@@ -14,7 +14,7 @@ encounters as (
     select
         encounters.patient_pseudonym,
         {{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.department_id_enc', 'vault.data_key', 'gold_patient_summary.department_count') }} as department_id,
-        encounters.admitted_at,
+        encounters.admitted_month,
         cast({{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.cost_enc', 'vault.data_key', 'gold_patient_summary.total_cost') }} as decimal(12, 2)) as cost_amount
     from {{ ref('silver_encounters') }} as encounters
     left join vault on encounters.patient_pseudonym = vault.subject_pseudonym
@@ -26,10 +26,10 @@ per_patient as (
         count(*) as encounter_count,
         sum(cost_amount) as total_cost,
         count(distinct department_id) as department_count,
-        -- the month only: an exact admission time is a record of its own the hospital
-        -- can look up
-        trunc(min(admitted_at), 'MM') as first_admitted_month,
-        trunc(max(admitted_at), 'MM') as last_admitted_month
+        -- the month only (silver keeps no exact admission time in clear): an exact
+        -- time is a record of its own the hospital can look up
+        min(admitted_month) as first_admitted_month,
+        max(admitted_month) as last_admitted_month
     from encounters
     group by patient_pseudonym
 ),

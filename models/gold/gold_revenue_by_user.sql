@@ -9,7 +9,7 @@ final as (
         user_pseudonym,
         count(*) as order_count,
         sum(amount) as revenue,
-        to_date(max(ordered_at)) as last_ordered_on
+        max(ordered_on) as last_ordered_on
     from orders
     where user_pseudonym is not null
     group by user_pseudonym

@@ -9,7 +9,8 @@ final as (
         click_ref,
         user_pseudonym,
         url,
-        clicked_at,
+        clicked_at_enc,
+        clicked_hour,
         device,
         ip_address_enc,
         ingested_at

@@ -13,7 +13,8 @@ final as (
     select
         encounter_ref,
         patient_pseudonym,
-        admitted_at,
+        admitted_at_enc,
+        admitted_month,
         {{ gdpr_lakehouse.encrypt_pii('upper(diagnosis_code)', 'patient_data_key') }} as diagnosis_code_enc,
         {{ gdpr_lakehouse.encrypt_pii('substring(upper(diagnosis_code), 1, 3)', 'patient_data_key') }} as diagnosis_category_enc,
         {{ gdpr_lakehouse.encrypt_pii('department_id', 'patient_data_key') }} as department_id_enc,

@@ -9,7 +9,8 @@ final as (
         order_ref,
         user_pseudonym,
         cast(amount as decimal(12, 2)) as amount,
-        ordered_at,
+        ordered_at_enc,
+        ordered_on,
         ingested_at
     from checked
 )

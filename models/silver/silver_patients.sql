@@ -21,7 +21,6 @@ final as (
         end as age_band,
         city_enc,
         insurer_enc,
-        source_updated_at as updated_at,
         ingested_at
     from checked
 )

@@ -14,7 +14,7 @@ with rejected as (
         {{ key }} as record_id,
         {{ subject }} as subject_pseudonym,
         quality_issue,
-        source_updated_at
+        source_seq
     from {{ ref('silver_' ~ entity ~ '_checked') }}
     where quality_issue is not null
     {% if not loop.last %}union all{% endif %}
@@ -27,7 +27,7 @@ final as (
         record_id,
         subject_pseudonym,
         quality_issue,
-        source_updated_at,
+        source_seq,
         current_timestamp() as quarantined_at
     from rejected
 )

@@ -12,7 +12,6 @@ final as (
         registered_on,
         preferences['theme'] as preferred_theme,
         preferences['lang'] as preferred_language,
-        source_updated_at as updated_at,
         ingested_at
     from checked
 )

@@ -157,8 +157,8 @@ def test_a_later_correction_of_an_anonymized_order_applies_and_stays_anonymous(
     orders, with the user's id, after the erasure. Guarantee: bronze applies the new
     amount, and the user id stays null."""
     order_id = erased_user["orders"][0]
-    # just after the newest event bronze has applied, so the correction is the newest
-    newest = spark.sql("select max(source_updated_at) from bronze.orders").first()[0]
+    # just after the newest event landed, so the correction is the newest
+    newest = spark.sql("select max(_source_ts) from landing.orders").first()[0]
     now = newest.replace(tzinfo=UTC) + timedelta(seconds=1)
     correction = pa.Table.from_pylist(
         [
@@ -216,7 +216,7 @@ def test_an_order_event_during_its_users_erasure_moves_the_order_without_a_copy(
     assert spark.sql(
         f"select count(*) from bronze.orders where user_pseudonym = '{pseudonym}'"
     ).first()[0] == len(order_ids)
-    newest = spark.sql("select max(source_updated_at) from bronze.orders").first()[0]
+    newest = spark.sql("select max(_source_ts) from landing.orders").first()[0]
     now = newest.replace(tzinfo=UTC) + timedelta(seconds=1)
     correction = {
         "order_id": order_ids[0],

@@ -1,7 +1,7 @@
 {{ config(enabled=gdpr_lakehouse.demo_enabled()) }}  {#- the demo lakehouse (var gdpr_lakehouse_demo) -#}
 {{ config(tags=['compliance'], meta={'fix': 'dbt run --select bronze'}) }}
 {#- No landing event is lost: per key, bronze holds the newest valid event of the
-    landing zone (source time, then delete > update > insert; a key whose newest event
+    landing zone (source time, keyed as bronze stores it: macro source_seq; then delete > update > insert; a key whose newest event
     is a delete is absent), recomputed here from the landing files. Keys of erased
     subjects are skipped (orders are kept, anonymized), and so are events waiting for
     their subject's vault key (bronze.rejected_events lists them: macro
@@ -21,7 +21,8 @@ with vault as (
 {% for entity in entities %}
 {{ entity.name }}_newest as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key,
-        gdpr_lakehouse.anonymized_record_id('valid.' ~ entity.key)) }}
+        gdpr_lakehouse.anonymized_record_id('valid.' ~ entity.key),
+        gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
 ),
 
 {{ entity.name }}_expected as (
@@ -31,7 +32,7 @@ with vault as (
         {%- else -%}
         newest.event_record_ref as record_key,
         {%- endif %}
-        newest._source_ts as source_updated_at,
+        newest.event_seq as source_seq,
         newest.event_op_rank as source_op_rank
     from (
         select
@@ -54,15 +55,15 @@ with vault as (
     select
         '{{ entity.name }}' as entity,
         coalesce(expected.record_key, applied.{{ entity.stored_key }}) as record_key,
-        expected.source_updated_at as expected_source_time,
-        applied.source_updated_at as bronze_source_time
+        expected.source_seq as expected_source_seq,
+        applied.source_seq as bronze_source_seq
     from {{ entity.name }}_expected as expected
     full outer join {{ ref('bronze_' ~ entity.name) }} as applied
         on expected.record_key = applied.{{ entity.stored_key }}
     where
         expected.record_key is null
         or applied.{{ entity.stored_key }} is null
-        or expected.source_updated_at != applied.source_updated_at
+        or expected.source_seq != applied.source_seq
         or expected.source_op_rank != applied.source_op_rank
 ),
 

@@ -209,7 +209,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
     user, pseudonym = spark.sql(
         "select vault.subject_id, vault.subject_pseudonym from privacy.subject_keys as vault "
         "inner join silver.clicks as clicks on clicks.user_pseudonym = vault.subject_pseudonym "
-        "inner join gold.clicks_hourly as hourly on hourly.clicked_hour = date_trunc('hour', clicks.clicked_at) "
+        "inner join gold.clicks_hourly as hourly on hourly.clicked_hour = clicks.clicked_hour "
         "and hourly.device = coalesce(clicks.device, 'unknown') "
         "order by vault.subject_id limit 1"
     ).first()
@@ -244,7 +244,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
         spark.sql(
             "select count(*) from silver.encounters as e "
             "inner join privacy.subject_keys as k on k.subject_pseudonym = e.patient_pseudonym "
-            "where year(e.admitted_at) = 2001 "
+            "where year(e.admitted_month) = 2001 "
             f"and cast(aes_decrypt(e.department_id_enc, {unwrapped('k.data_key')}, 'GCM') as string) = 'CARD'"
         ).first()[0]
         == 4

@@ -292,7 +292,7 @@ def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> Non
     assert of_deleted_patients > 0
     assert spark.sql("select count(*) from privacy.erasure_requests").first()[0] == 0
     cells = (
-        "select date_trunc('month', e.admitted_at) as admitted_month, "
+        "select cast(e.admitted_month as timestamp) as admitted_month, "
         "coalesce(c.chapter, 'unknown') as icd10_chapter, "
         "cast(aes_decrypt(e.department_id_enc, k.data_key, 'GCM') as string) as department_id, "
         "count(*) as encounter_count, "

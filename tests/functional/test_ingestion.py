@@ -32,7 +32,6 @@ pytestmark = pytest.mark.functional
 
 PREFIX = "ingest-"
 ERASED = "P8000006"
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # what a build runs to ingest patients: the batch, the vault, the delete markers, the
@@ -73,17 +72,20 @@ def _land(name: str, rows: list[dict]) -> Path:
 def _bronze(spark: SparkSession) -> dict[str, tuple]:
     rows = spark.sql(
         f"select k.subject_id as patient_id, cast(try_aes_decrypt(b.city_enc, {unwrapped('k.data_key')}, 'GCM') as string) as city, b.source_op, "
-        "unix_micros(b.source_updated_at) as ts from bronze.patients b "
+        "b.source_file, b.source_row from bronze.patients b "
         "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
         "where k.subject_id like 'P80%'"
     ).collect()
-    return {r["patient_id"]: (r["city"], r["source_op"], r["ts"]) for r in rows}
+    return {
+        r["patient_id"]: (r["city"], r["source_op"], r["source_file"], r["source_row"])
+        for r in rows
+    }
 
 
 def _expected(erased: tuple[str, ...] = ()) -> dict[str, tuple]:
     state = cdc_oracle.expected_state(landing_dir() / "patients", "patient_id")
     return {
-        key: (event.values["city"], event.op, (event.ts - EPOCH) // timedelta(microseconds=1))
+        key: (event.values["city"], event.op, event.file, event.row)
         for key, event in state.items()
         if key.startswith("P80") and key not in erased
     }
@@ -140,7 +142,7 @@ def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
     for entity in ("patients", "encounters", "clicks", "orders"):
         for stale in (landing_dir() / entity).glob(f"{PREFIX}*"):
             stale.unlink()
-    mark = spark.sql("select max(source_updated_at) from bronze.patients").first()[0]
+    mark = spark.sql("select max(_source_ts) from landing.patients").first()[0]
     return {"t0": mark.replace(tzinfo=UTC) - timedelta(days=10)}
 
 

@@ -160,7 +160,7 @@ class Ingestion(threading.Thread):
         # as dbt does: the model's SQL as a temporary view, merged from (a subquery on
         # the target inside MERGE's source does not resolve)
         self.view = f"create or replace temporary view race_source as {select_sql}"
-        sequence = ("source_updated_at", "source_op_rank", "source_file", "source_row")
+        sequence = ("source_seq", "source_op_rank", "source_file", "source_row")
         newer = " > ".join(
             "named_struct(" + ", ".join(f"'{c}', {side}.{c}" for c in sequence) + ")"
             for side in ("source", "target")
@@ -175,7 +175,7 @@ class Ingestion(threading.Thread):
         self.trial, self.patients, self.subject = trial, patients, subject
         # events just after bronze's high-water mark: a live feed, without moving the
         # mark past the synthetic batches later suites land
-        self.clock = spark.sql("select max(source_updated_at) from bronze.encounters").first()[0]
+        self.clock = spark.sql("select max(_source_ts) from landing.encounters").first()[0]
         # the erasure's tombstone commit is the moment its bronze writes begin (the plan
         # erases bronze.encounters third, after two small relations): from then the
         # ingestion merges back to back for BURST_SECONDS, or until one of its merges

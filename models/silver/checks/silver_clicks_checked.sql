@@ -14,7 +14,7 @@ checked as (
         clicks.*,
         case
             when users.subject_pseudonym is null then 'unknown user'
-            when clicks.clicked_at is null then 'missing click time'
+            when clicks.clicked_hour is null then 'missing click time'
             when clicks.url is null or not clicks.url like '/%' then 'invalid url'
         end as quality_issue
     from clicks

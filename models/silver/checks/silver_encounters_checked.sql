@@ -32,7 +32,7 @@ checked as (
         encounters.*,
         case
             when patients.subject_pseudonym is null then 'unknown patient'
-            when encounters.admitted_at is null then 'missing admission time'
+            when encounters.admitted_month is null then 'missing admission time'
             when encounters.diagnosis_code is null or not encounters.diagnosis_code rlike '^[A-Z][0-9]{2}([.][0-9A-Z]{1,4})?$' then 'invalid ICD-10 code'
             when departments.department_id is null then 'unknown department'
             when encounters.cost_value is null or encounters.cost_value < 0 then 'invalid cost'

@@ -15,7 +15,7 @@ checked as (
         case
             {#- null user: the user was erased and the order kept, anonymized (on_erasure: anonymize). #}
             when orders.user_pseudonym is not null and users.subject_pseudonym is null then 'unknown user'
-            when orders.ordered_at is null then 'missing order time'
+            when orders.ordered_on is null then 'missing order time'
             when orders.amount is null or orders.amount <= 0 then 'non-positive amount'
         end as quality_issue
     from orders

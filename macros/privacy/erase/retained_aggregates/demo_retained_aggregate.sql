@@ -21,7 +21,7 @@
         {{ return({
             'upstream': ref('silver_encounters'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [
-                ['admitted_month', "date_trunc('month', rows.admitted_at)"],
+                ['admitted_month', 'cast(rows.admitted_month as timestamp)'],
                 ['icd10_chapter', "coalesce(chapters.chapter, 'unknown')"],
                 ['department_id', department],
             ],
@@ -34,7 +34,7 @@
     {%- elif name == 'gold_clicks_hourly' -%}
         {{ return({
             'upstream': ref('silver_clicks'), 'subject': 'user_pseudonym', 'subject_kind': 'pseudonym',
-            'cells': [['clicked_hour', "date_trunc('hour', rows.clicked_at)"], ['device', "coalesce(rows.device, 'unknown')"]],
+            'cells': [['clicked_hour', 'rows.clicked_hour'], ['device', "coalesce(rows.device, 'unknown')"]],
             'measures': [['click_count', 'count(*)', 'bigint']],
             'joins': '',
         }) }}

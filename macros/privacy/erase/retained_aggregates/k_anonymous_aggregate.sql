@@ -5,7 +5,7 @@
 
         {{ gdpr_lakehouse.k_anonymous_aggregate(
             upstream=ref('silver_clicks'), subject='user_pseudonym',
-            cells=[['clicked_hour', "date_trunc('hour', rows.clicked_at)"], ['device', "coalesce(rows.device, 'unknown')"]],
+            cells=[['clicked_hour', 'rows.clicked_hour'], ['device', "coalesce(rows.device, 'unknown')"]],
             measures=[['click_count', 'count(*)', 'bigint']]) }}
 
     upstream is read as `rows` (joins: more of the FROM clause, e.g. a seed to map a
