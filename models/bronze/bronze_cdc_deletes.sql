@@ -61,19 +61,19 @@ with vault as (
 new_deletes as (
     {#- the source time keyed by the record (macro source_seq), in a projection -#}
     select
-        entity,
-        record_key,
-        subject_pseudonym,
-        {{ gdpr_lakehouse.source_seq('deletes._source_ts', 'deletes.record_key') }} as source_seq,
-        source_op_rank,
-        source_file,
-        source_row
+        landed.entity,
+        landed.record_key,
+        landed.subject_pseudonym,
+        {{ gdpr_lakehouse.source_seq('landed._source_ts', 'landed.record_key') }} as source_seq,
+        landed.source_op_rank,
+        landed.source_file,
+        landed.source_row
     from (
         {%- for entity in entities %}
         select * from {{ entity.name }}_deletes
         {% if not loop.last %}union all{% endif %}
         {%- endfor %}
-    ) as deletes
+    ) as landed
 ),
 
 candidates as (

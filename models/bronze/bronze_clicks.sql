@@ -12,8 +12,9 @@
     the user. -#}
 {#- An exact event time (and the source time of its change, the same instant in the
     demo) singles a person out to whoever saw them at that moment: bronze keeps it
-    encrypted under the subject's key (clicked_at_enc) and in clear only the hour (clicked_hour), and
-    its place in the apply order keyed (source_seq, macro source_seq). -#}
+    encrypted under the subject's key (clicked_at_enc) and in clear only the hour
+    (clicked_hour), and its place in the apply order keyed (source_seq, macro
+    source_seq). -#}
 {{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'click_id', 'clicked_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_clicks+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 

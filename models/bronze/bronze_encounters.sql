@@ -20,8 +20,9 @@
     nothing maps any version of this table back to the patient. -#}
 {#- An exact event time (and the source time of its change, the same instant in the
     demo) singles a person out to whoever saw them at that moment: bronze keeps it
-    encrypted under the subject's key (admitted_at_enc) and in clear only the month (admitted_month), and
-    its place in the apply order keyed (source_seq, macro source_seq). -#}
+    encrypted under the subject's key (admitted_at_enc) and in clear only the month
+    (admitted_month), and its place in the apply order keyed (source_seq, macro
+    source_seq). -#}
 {{- gdpr_lakehouse.refuse_clear_columns(['diagnosis_code', 'department_id', 'cost', 'patient_id', 'encounter_id', 'admitted_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_encounters+ (then python -m python_jobs.purge removes the clear values from its history)') }}
 

@@ -18,8 +18,9 @@
     stored, it would read as an erased user's anonymized order for good. -#}
 {#- An exact event time (and the source time of its change, the same instant in the
     demo) singles a person out to whoever saw them at that moment: bronze keeps it
-    encrypted under the subject's key (ordered_at_enc) and in clear only the day (ordered_on, which bookkeeping keeps), and
-    its place in the apply order keyed (source_seq, macro source_seq). -#}
+    encrypted under the subject's key (ordered_at_enc) and in clear only the day
+    (ordered_on, which bookkeeping keeps), and its place in the apply order keyed
+    (source_seq, macro source_seq). -#}
 {{- gdpr_lakehouse.refuse_clear_columns(['user_id', 'order_id', 'ordered_at', 'source_updated_at'],
     'dbt build --full-refresh --select bronze_orders+ (then python -m python_jobs.purge removes the source ids from its history)') }}
 -- depends_on: {{ ref('bronze_rejected_events') }}

@@ -362,3 +362,57 @@ def test_no_published_per_subject_table_holds_an_exact_event_time(
         if field.dataType.typeName() in ("timestamp", "timestamp_ntz")
     }
     assert exact == set()
+
+
+# When the lakehouse wrote the row, not when the person acted: the time of the commit,
+# which the Delta log (commitInfo) and the Change Data Feed (_commit_timestamp) record
+# for every row it changed anyway.
+WRITE_TIMES = {
+    "ingested_at",
+    "detected_at",
+    "quarantined_at",
+    "dbt_updated_at",
+    "dbt_valid_from",
+    "dbt_valid_to",
+}
+
+
+def test_no_relation_keyed_by_a_subject_holds_an_exact_event_time(
+    tables: list[Path], dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Attack: someone who saw a person be admitted, click or order at a known moment
+    (the hospital's or the shop's own records give the second), and who reads every
+    version of bronze, silver or the snapshot, finds the row stamped with that moment:
+    its pseudonym, so every other row of that person. In the demo the source time of a
+    change is the event's own time, so the CDC order column gave it away too.
+    Guarantee: in every relation keyed by a subject, every timestamp other than the
+    commit's own is at most the hour (the exact times are encrypted under the subject's
+    key, the apply order kept as a keyed number, source_seq)."""
+    keyed = [
+        node
+        for node in dbt.manifest()["nodes"].values()
+        if node["resource_type"] in ("model", "snapshot")
+        and node["schema"] in ("bronze", "silver", "gold", "snapshots")
+        and ((node["config"].get("meta") or {}).get("privacy") or {}).get("subject_key")
+    ]
+    assert len(keyed) >= 12, [node["name"] for node in keyed]
+    checked, exact = [], {}
+    for node in keyed:
+        relation = f"{node['schema']}.{node['alias']}"
+        for field in spark.table(relation).schema:
+            if field.name in WRITE_TIMES or field.dataType.typeName() not in (
+                "timestamp",
+                "timestamp_ntz",
+            ):
+                continue
+            checked.append(f"{relation}.{field.name}")
+            finer = spark.sql(
+                f"select count_if(`{field.name}` != date_trunc('hour', `{field.name}`)) "
+                f"from {relation}"
+            ).first()[0]
+            if finer:
+                exact[f"{relation}.{field.name}"] = finer
+    assert exact == {}
+    # the hour of a click is the finest time kept in clear, and it is checked
+    assert "bronze.clicks.clicked_hour" in checked, checked
+    assert not any(name.endswith(("_at", "updated_at")) for name in checked), checked
