@@ -512,8 +512,9 @@ def unapplied_events(
         select count(*) as events from {table.name} as events
         where events.`{table.key}` = :subject_id
           and events._source_ts > coalesce(
-              (select max({source_time}) from {ref} as rows
-               where {table.held_by("rows", vault_ref)}),
+              (select max(held.source_time) from (
+                  select {source_time} as source_time from {ref} as rows
+                  where {table.held_by("rows", vault_ref)}) as held),
               timestamp'0001-01-01 00:00:00')
         """,
         subject_id=subject_id,
