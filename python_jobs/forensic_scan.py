@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
 import os
 import re
@@ -61,7 +62,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ class ScanError(ProjectError):
 class Needle:
     """One thing to look for. ``label`` names it; the value itself is never printed."""
 
-    kind: str  # subject_id | pseudonym | record_id | key | pii
+    kind: str  # subject_id | pseudonym | record_id | key | pii | event_time
     label: str
     value: bytes
 
@@ -114,6 +115,8 @@ class Needle:
         if self.kind == "key":
             forms = [self.value, self.value.hex().encode(), self.value.hex().upper().encode()]
             return [*forms, base64.b64encode(self.value)]
+        if self.kind == "event_time":
+            return event_time_forms(self.value.decode())
         forms = [self.value]
         escaped = json.dumps(self.value.decode("utf-8"))[1:-1].encode()
         return forms + ([escaped] if escaped != self.value else [])
@@ -128,6 +131,8 @@ class Witness:
     values: list[dict[str, str]] = field(default_factory=list)
     # the ids the source systems gave the subject's records: {column, value}
     records: list[dict[str, str]] = field(default_factory=list)
+    # the exact times of the subject's events (EVENT_TIME_FORMAT, UTC): {column, value}
+    times: list[dict[str, str]] = field(default_factory=list)
 
     def needles(self) -> list[Needle]:
         needles = [Needle("subject_id", "subject id", self.subject_id.encode())]
@@ -139,7 +144,37 @@ class Witness:
             needles.append(Needle("key", "data key", self.key))
         for item in self.values:
             needles.append(Needle("pii", item["column"], item["value"].encode()))
+        for item in self.times:
+            needles.append(Needle("event_time", item["column"], item["value"].encode()))
         return needles
+
+
+# an event time as Parquet's timestamps read as text (pyarrow: microseconds, UTC)
+EVENT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def event_time_forms(value: str) -> list[bytes]:
+    """Where an exact time shows: a timestamp cell read as text, a value written as
+    text, and the Delta log's statistics (ISO 8601 to the millisecond: the minimum
+    truncated, the maximum rounded up)."""
+    moment = datetime.strptime(value, EVENT_TIME_FORMAT)
+    floor = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    ceiling = floor + timedelta(milliseconds=1) if floor != moment else floor
+    forms = [value, moment.isoformat(sep="T")]
+    forms += [f"{at:%Y-%m-%dT%H:%M:%S}.{at.microsecond // 1000:03d}" for at in (floor, ceiling)]
+    return [form.encode() for form in dict.fromkeys(forms)]
+
+
+def event_time(value: Any) -> str | None:
+    """A landing event time as the witness keeps it, or None: none, or one on a whole
+    hour, which is what a generalized column (clicked_hour, admitted_month) may hold
+    for everyone and so proves nothing."""
+    if not isinstance(value, datetime):
+        return None
+    moment = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+    if (moment.minute, moment.second, moment.microsecond) == (0, 0, 0):
+        return None
+    return moment.strftime(EVENT_TIME_FORMAT)
 
 
 @dataclass
@@ -213,8 +248,10 @@ def subject_of_request(request_id: str, relations: list[DeltaRelation], warehous
 def capture_witness(
     subject_id: str, relations: list[DeltaRelation], warehouse: Path, landing: Path, graph: dict
 ) -> Witness:
-    """The subject's pseudonym and stored key from the vault, and its PII values from the
-    landing sources (the columns their meta.privacy declares), before erasure."""
+    """The subject's pseudonym and stored key from the vault, and from the landing
+    sources (the columns their meta.privacy declares) its PII and special-category
+    values, its records' source ids and its events' exact times (event_times), before
+    erasure."""
     vault = next((r for r in relations if r.privacy.get("role") == "vault"), None)
     if vault is None:
         raise ScanError("the manifest declares no vault (meta.privacy role: vault)")
@@ -237,10 +274,13 @@ def capture_witness(
         key = privacy.get("subject_key")
         pii = [*(privacy.get("pii_columns") or []), *(privacy.get("special_category") or [])]
         record = privacy.get("record_key")
+        times = list(privacy.get("event_times") or [])
         folder = landing / source["identifier"]
-        if not key or not (pii or record) or not folder.is_dir():
+        if not key or not (pii or record or times) or not folder.is_dir():
             continue
-        table = pq.read_table(folder, columns=[key, *pii, *([record] if record else [])])
+        table = pq.read_table(
+            folder, columns=list(dict.fromkeys([key, *pii, *times, *([record] if record else [])]))
+        )
         mine = table.filter(pc.equal(table.column(key), subject_id))
         others = table.filter(pc.not_equal(table.column(key), subject_id))
         if record:
@@ -258,6 +298,12 @@ def capture_witness(
                 if fresh and (column, text) not in seen:
                     seen.add((column, text))
                     witness.values.append({"column": f"{source['name']}.{column}", "value": text})
+        for column in times:
+            taken = {event_time(v) for v in others.column(column).to_pylist()}
+            for text in sorted({event_time(v) for v in mine.column(column).to_pylist()} - {None}):
+                if text not in taken and (column, text) not in seen:
+                    seen.add((column, text))
+                    witness.times.append({"column": f"{source['name']}.{column}", "value": text})
     return witness
 
 
@@ -279,6 +325,7 @@ def write_witness(witness: Witness, path: Path) -> None:
         "key_hex": witness.key.hex() if witness.key else None,
         "values": witness.values,
         "records": witness.records,
+        "times": witness.times,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     # personal data and a key: readable by its owner only
@@ -313,13 +360,31 @@ def read_witness(path: Path) -> Witness:
         for r in records
     ):
         raise ScanError(f"witness file {path}: records must be a list of {{column, value}}")
+    # a witness captured before event times were: none to look for
+    times = data.get("times") or []
+    if not isinstance(times, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("column"), str) and _is_event_time(t.get("value"))
+        for t in times
+    ):
+        raise ScanError(
+            f"witness file {path}: times must be a list of {{column, value}}, each value a "
+            "time like 2026-01-05 14:32:17.123456"
+        )
     try:
         key = bytes.fromhex(data["key_hex"]) if data.get("key_hex") else None
     except ValueError:
         raise ScanError(f"witness file {path}: key_hex is not hex") from None
     return Witness(
-        subject_id, data.get("subject_type"), data.get("pseudonym"), key, values, records
+        subject_id, data.get("subject_type"), data.get("pseudonym"), key, values, records, times
     )
+
+
+def _is_event_time(value: Any) -> bool:
+    try:
+        datetime.strptime(value, EVENT_TIME_FORMAT)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def data_key(stored: bytes | None) -> bytes | None:
@@ -459,6 +524,9 @@ def _matches(values: pa.Array, needle: Needle) -> pa.Array | None:
             return pc.is_in(pc.utf8_lower(values), pa.array([h.lower() for h in hexes]))
         return None
     text = needle.value.decode()
+    if needle.kind == "event_time" and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        masks = [pc.match_substring(values, form.decode()) for form in needle.forms()]
+        return functools.reduce(pc.or_, masks)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
         return pc.match_substring(values, text)
     if pa.types.is_large_binary(kind):
@@ -639,7 +707,7 @@ def scan(
         f"{place.location}: {hit.needle.label}"
         for place, _, _, hit, _ in pending
         if place.name in DELTA_AREAS
-        and hit.needle.kind in ("subject_id", "record_id")
+        and hit.needle.kind in ("subject_id", "record_id", "event_time")
         and _verdict(place, hit.needle, key_found) == "readable"
     ]
     if key_found:
@@ -719,7 +787,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--capture-witness",
         type=Path,
         metavar="FILE",
-        help="write the subject's witness (pseudonym, key, PII values) to FILE and stop",
+        help="write the subject's witness (pseudonym, key, PII values, record ids, event times) "
+        "to FILE and stop",
     )
     parser.add_argument(
         "--value", action="append", default=[], help="a PII value to look for (repeatable)"
@@ -812,10 +881,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any]) -> None:
     needles = witness.needles()
-    what = ", ".join(sorted({n.label if n.kind != "pii" else "PII values" for n in needles}))
+    grouped = {"pii": "PII values", "event_time": "event times"}
+    what = ", ".join(sorted({grouped.get(n.kind, n.label) for n in needles}))
     pii = sum(1 for n in needles if n.kind == "pii")
+    times = sum(1 for n in needles if n.kind == "event_time")
     print(
-        f"forensic_scan: {witness.subject_id}: looked for {what} ({pii} PII value(s)) in "
+        f"forensic_scan: {witness.subject_id}: looked for {what} ({pii} PII value(s), "
+        f"{times} event time(s)) in "
         f"{stats['files']:,} files ({stats['bytes'] / 1e6:.1f} MB) of {stats['relations']} relations"
         f"{' and ' + ', '.join(stats['areas']) if stats['areas'] else ''} in {stats['seconds']} s"
     )

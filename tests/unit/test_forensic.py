@@ -367,3 +367,105 @@ def test_a_pseudonym_is_not_called_unlinkable_on_what_the_scan_did_not_see(
     )
     assert [r.verdict for r in residues if r.needle_kind == "pseudonym"] == ["readable"]
     assert any("not scanned" in link for link in stats["pseudonym_linked_by"])
+
+
+def test_an_exact_event_time_is_captured_and_found_wherever_it_is_kept(tmp_path: Path) -> None:
+    """The witness keeps the subject's exact event times (landing meta.privacy
+    event_times), but not one on a whole hour (a generalized column holds those for
+    everyone) nor one another subject shares; the scan finds such a time in a
+    timestamp cell, in text, and in a Delta log's statistics (milliseconds), and not in
+    the hour or the day the lakehouse keeps in clear."""
+    import datetime
+
+    utc = datetime.UTC
+    mine = datetime.datetime(2026, 1, 5, 14, 32, 17, 123456, tzinfo=utc)
+    shared = datetime.datetime(2026, 1, 6, 9, 15, 0, tzinfo=utc)
+    on_the_hour = datetime.datetime(2026, 1, 7, 8, 0, 0, tzinfo=utc)
+    landing = tmp_path / "landing" / "clicks"
+    landing.mkdir(parents=True)
+    pq.write_table(
+        pa.table(
+            {
+                "user_id": ["U1", "U1", "U1", "U2"],
+                "clicked_at": pa.array(
+                    [mine, shared, on_the_hour, shared], pa.timestamp("us", "UTC")
+                ),
+            }
+        ),
+        landing / "batch-1.parquet",
+    )
+    vault = DeltaRelation(
+        "model.p.privacy_subject_keys",
+        "privacy_subject_keys",
+        "privacy",
+        "subject_keys",
+        "model",
+        privacy={"role": "vault"},
+    )
+    _table(
+        tmp_path / "w",
+        vault,
+        [
+            {
+                "subject_id": "U1",
+                "subject_type": "user",
+                "subject_pseudonym": "p1",
+                "data_key": bytes(32),
+            }
+        ],
+    )
+    graph = {
+        "sources": {
+            "source.p.landing.clicks": {
+                "name": "clicks",
+                "identifier": "clicks",
+                "meta": {"privacy": {"subject_key": "user_id", "event_times": ["clicked_at"]}},
+            }
+        }
+    }
+    witness = forensic_scan.capture_witness(
+        "U1", [vault], tmp_path / "w", tmp_path / "landing", graph
+    )
+    assert witness.times == [{"column": "clicks.clicked_at", "value": "2026-01-05 14:32:17.123456"}]
+    path = tmp_path / "w.json"
+    forensic_scan.write_witness(witness, path)
+    assert forensic_scan.read_witness(path) == witness
+    (needle,) = [n for n in witness.needles() if n.kind == "event_time"]
+
+    table = pa.table(
+        {
+            "clicked_at": pa.array([mine, None], pa.timestamp("us", "UTC")),
+            "clicked_hour": pa.array(
+                [mine.replace(minute=0, second=0, microsecond=0)] * 2, pa.timestamp("us", "UTC")
+            ),
+            "clicked_on": [mine.date(), mine.date()],
+            "note": [None, "clicked 2026-01-05T14:32:17.123456Z"],
+        }
+    )
+    data = tmp_path / "part-0.parquet"
+    pq.write_table(table, data)
+    found, _ = scan_parquet(data, [needle], None)
+    assert {(hit.where, tuple(sorted(hit.rows))) for hit in found} == {
+        ("clicked_at", (0,)),
+        ("note", (1,)),
+    }
+    # Delta's statistics: the minimum to the millisecond, the maximum rounded up
+    log = tmp_path / "00000000000000000001.json"
+    for stat in ("2026-01-05T14:32:17.123Z", "2026-01-05T14:32:17.124Z"):
+        log.write_text(
+            json.dumps({"add": {"stats": json.dumps({"minValues": {"t": stat}})}}) + "\n"
+        )
+        assert [hit.where for hit in scan_log(log, [needle])] == ["add (statistics)"]
+    log.write_text(
+        json.dumps({"add": {"stats": json.dumps({"minValues": {"t": "2026-01-05T14:00:00.000Z"}})}})
+        + "\n"
+    )
+    assert scan_log(log, [needle]) == []
+
+    path.write_text(
+        json.dumps(
+            {"version": 1, "subject_id": "U1", "times": [{"column": "c", "value": "yesterday"}]}
+        )
+    )
+    with pytest.raises(forensic_scan.ScanError, match="times must be a list"):
+        forensic_scan.read_witness(path)
