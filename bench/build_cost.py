@@ -11,7 +11,9 @@ landing schema may differ between revisions) into a lakehouse of its own, and ea
 run times a whole `dbt build` on a fresh copy of that landing zone, in a new process
 (JVM start included, the same for both), base and head in alternating order so
 neither always runs on a warmer machine. Printed: wall seconds of every run, the
-median of each side and the ratio head/base. The worktree is removed at the end.
+median of each side and the ratio head/base, then where the difference goes: the nodes
+whose median time (dbt's run_results.json) grew or shrank most. The worktree is
+removed at the end.
 
 State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-build-cost, apart from `make run`'s data.
 """
@@ -65,8 +67,9 @@ def _land(project: Path, landing: Path, patients: int) -> None:
         raise SystemExit(f"generate in {project} failed:\n{done.stderr[-2000:]}")
 
 
-def _build(project: Path, state: Path, landing: Path) -> float:
-    """A fresh lakehouse holding `landing`; `dbt build` of `project` in a new process."""
+def _build(project: Path, state: Path, landing: Path) -> tuple[float, dict[str, float]]:
+    """A fresh lakehouse holding `landing`; `dbt build` of `project` in a new process.
+    Its wall seconds, and each node's seconds as dbt recorded them."""
     shutil.rmtree(state, ignore_errors=True)
     shutil.copytree(landing, state / "landing")
     dbt = Path(sys.executable).parent / "dbt"
@@ -81,7 +84,22 @@ def _build(project: Path, state: Path, landing: Path) -> float:
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"dbt build of {project} failed:\n{done.stdout[-3000:]}")
-    return wall
+    results = json.loads((state / "target" / "run_results.json").read_text())["results"]
+    return wall, {r["unique_id"]: float(r["execution_time"]) for r in results}
+
+
+def node_differences(
+    nodes: dict[str, list[dict[str, float]]], top: int = 8
+) -> list[tuple[str, float, float]]:
+    """(node, base median s, head median s) of the nodes whose median time differs most
+    between the sides, largest difference first; a node one side lacks counts as 0 s."""
+    names = {name for side in SIDES for run in nodes[side] for name in run}
+    medians = {
+        name: tuple(statistics.median(run.get(name, 0.0) for run in nodes[side]) for side in SIDES)
+        for name in names
+    }
+    ranked = sorted(medians.items(), key=lambda item: -abs(item[1][1] - item[1][0]))
+    return [(name, base, head) for name, (base, head) in ranked[:top]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,20 +144,33 @@ def main(argv: list[str] | None = None) -> int:
             for side in SIDES:
                 _land(projects[side], landings[side], patients)
             walls: dict[str, list[float]] = {side: [] for side in SIDES}
+            nodes: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
             for run in range(args.runs):
                 for side in SIDES if run % 2 == 0 else SIDES[::-1]:
-                    wall = _build(projects[side], root / "lakehouse", landings[side])
+                    wall, timings = _build(projects[side], root / "lakehouse", landings[side])
                     walls[side].append(wall)
+                    nodes[side].append(timings)
                     print(
                         f"{patients:>9,} patients  {side}  run {run + 1}: {wall:7.1f} s", flush=True
                     )
             base, head = (statistics.median(walls[side]) for side in SIDES)
-            report.append({"patients": patients, "base_s": walls["base"], "head_s": walls["head"]})
+            differences = node_differences(nodes)
+            report.append(
+                {
+                    "patients": patients,
+                    "base_s": walls["base"],
+                    "head_s": walls["head"],
+                    "nodes": [{"node": n, "base_s": b, "head_s": h} for n, b, h in differences],
+                }
+            )
             print(
                 f"{patients:>9,} patients  median: base {base:.1f} s, head {head:.1f} s, "
                 f"head/base {head / base:.2f}",
                 flush=True,
             )
+            print(f"{patients:>9,} patients  nodes whose time changed most (median s):")
+            for name, node_base, node_head in differences:
+                print(f"    {name.split('.', 2)[-1]:<48} {node_base:7.1f} -> {node_head:7.1f}")
     finally:
         _git("worktree", "remove", "--force", str(worktree))
         shutil.rmtree(root / "lakehouse", ignore_errors=True)
