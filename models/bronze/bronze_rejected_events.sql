@@ -43,7 +43,7 @@ with vault as (
         events.event_row as source_row,
         events.record_ref as record_key,
         case when events.living_subject_id is not null then vault.subject_pseudonym end as subject_pseudonym,
-        {{ gdpr_lakehouse.source_seq('events._source_ts', 'events.record_ref') }} as source_seq,
+        events._source_ts,
         coalesce(
             {{ gdpr_lakehouse.cdc_event_issue('events.' ~ entity.key) }},
             case when not {{ gdpr_lakehouse.cdc_event_has_key('events', 'living_subject_id') }} then 'no key in the vault for the subject' end
@@ -89,13 +89,15 @@ rejected as (
 
 final as (
     select
-        entity,
-        source_file,
-        source_row,
-        record_key,
-        subject_pseudonym,
-        source_seq,
-        reason,
+        rejected.entity,
+        rejected.source_file,
+        rejected.source_row,
+        rejected.record_key,
+        rejected.subject_pseudonym,
+        {#- keyed here, over the listed events only (macro source_seq: a projection
+            no filter passes below) -#}
+        {{ gdpr_lakehouse.source_seq('rejected._source_ts', 'rejected.record_key') }} as source_seq,
+        rejected.reason,
         current_timestamp() as detected_at
     from rejected
 )

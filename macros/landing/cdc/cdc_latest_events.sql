@@ -17,25 +17,32 @@
 {% macro spark__cdc_latest_events(relation, key, record_ref, record_seq) -%}
     {%- set markers = ref('bronze_cdc_deletes') -%}
     select ranked.* from (
+        {#- hashed in projections, once per key and over its newest event only: with
+            the envelope on, the tombstone key is unwrapped by a non-deterministic
+            expression (macro tombstone_hash), which no filter passes below -#}
         select
-            *,
-            row_number() over (
-                partition by {{ key }}
-                order by _source_ts desc, event_op_rank desc, event_file desc, event_row desc
-            ) as event_rank
+            referenced.*,
+            {{ record_seq }} as event_seq
         from (
-            {#- hashed in projections: with the envelope on, the tombstone key is
-                unwrapped by a non-deterministic expression (macro tombstone_hash) -#}
             select
-                *,
-                {{ record_seq }} as event_seq
+                valid.*,
+                {{ record_ref }} as event_record_ref
             from (
-                select
-                    *,
-                    {{ record_ref }} as event_record_ref
-                from ({{ gdpr_lakehouse.cdc_valid_events(relation, key, batch_only=is_incremental()) }}) as valid
-            ) as referenced
-        ) as keyed
+                select numbered.* from (
+                    select
+                        *,
+                        row_number() over (
+                            partition by {{ key }}
+                            order by _source_ts desc, event_op_rank desc, event_file desc, event_row desc
+                        ) as event_rank
+                    from ({{ gdpr_lakehouse.cdc_valid_events(relation, key, batch_only=is_incremental()) }}) as events
+                ) as numbered
+                where numbered.event_rank = 1
+                {% if not is_incremental() -%}
+                    and numbered.event_op != 'delete'
+                {%- endif %}
+            ) as valid
+        ) as referenced
     ) as ranked
     {% if is_incremental() -%}
     left anti join {{ markers }} as marker
@@ -44,8 +51,4 @@
         and named_struct('t', marker.source_seq, 'r', marker.source_op_rank, 'f', marker.source_file, 'n', marker.source_row)
             > named_struct('t', ranked.event_seq, 'r', ranked.event_op_rank, 'f', ranked.event_file, 'n', ranked.event_row)
     {% endif -%}
-    where ranked.event_rank = 1
-    {% if not is_incremental() %}
-        and ranked.event_op != 'delete'
-    {% endif %}
 {%- endmacro %}

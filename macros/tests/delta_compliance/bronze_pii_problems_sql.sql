@@ -44,14 +44,21 @@
                                 data.{{ column }} is not null
                                 and (
                                     typeof(data.{{ column }}) != 'binary'
-                                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.unwrap_key('vault.data_key') }}, 'GCM') is null)
+                                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), vault.data_key, 'GCM') is null)
                                     or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
                                 ),
                                 false
                             ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
                             {%- endfor %}
                         from {{ spec.relation }} as data
-                        left join {{ vault }} as vault on data.{{ spec.subject_key }} = vault.{{ spec.get('key_column', 'subject_id') }}
+                        {#- each key unwrapped once, in the vault's projection, not once
+                            per row and column -#}
+                        left join (
+                            select
+                                keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
+                                {{ gdpr_lakehouse.unwrap_key('keys.data_key') }} as data_key
+                            from {{ vault }} as keys
+                        ) as vault on data.{{ spec.subject_key }} = vault.key_id
                     ) as flags
                 ) as counts
             ) as per_column
