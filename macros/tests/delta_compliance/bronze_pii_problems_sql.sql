@@ -51,8 +51,8 @@
                             ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
                             {%- endfor %}
                         from {{ spec.relation }} as data
-                        {#- each key unwrapped once, in the vault's projection, not once
-                            per row and column -#}
+                        {# each key unwrapped once, in the vault's projection, not once
+                           per row and column #}
                         left join (
                             select
                                 keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
