@@ -844,7 +844,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"forensic_scan: witness of {subject} ({witness.subject_type}) written to "
             f"{args.capture_witness} (mode 600): pseudonym, data key, {len(witness.records)} source "
-            f"record id(s), {len(witness.values)} PII value(s). "
+            f"record id(s), {len(witness.values)} PII value(s), "
+            f"{len(witness.times)} event time(s). "
             "It is personal data: keep it safe, delete it after the final scan."
         )
         return 0
