@@ -50,6 +50,7 @@ from python_jobs.forensic_scan import (
     Witness,
     _relation,
     live_rows,
+    looked_for,
     read_witness,
     scan,
     warehouse_dir,
@@ -167,9 +168,7 @@ def _scan_verdict(
         "files": stats["files"],
         "relations": stats["relations"],
         "areas": list(AREAS),
-        "looked_for": sorted(
-            {needle.label if needle.kind != "pii" else "PII values" for needle in witness.needles()}
-        ),
+        "looked_for": looked_for(witness.needles()),
     }
 
 

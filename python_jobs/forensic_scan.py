@@ -379,6 +379,12 @@ def read_witness(path: Path) -> Witness:
     )
 
 
+def looked_for(needles: list[Needle]) -> list[str]:
+    """What a scan looked for, by label: the values grouped by kind, never shown."""
+    grouped = {"pii": "PII values", "event_time": "event times"}
+    return sorted({grouped.get(n.kind, n.label) for n in needles})
+
+
 def _is_event_time(value: Any) -> bool:
     try:
         datetime.strptime(value, EVENT_TIME_FORMAT)
@@ -882,8 +888,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any]) -> None:
     needles = witness.needles()
-    grouped = {"pii": "PII values", "event_time": "event times"}
-    what = ", ".join(sorted({grouped.get(n.kind, n.label) for n in needles}))
+    what = ", ".join(looked_for(needles))
     pii = sum(1 for n in needles if n.kind == "pii")
     times = sum(1 for n in needles if n.kind == "event_time")
     print(
