@@ -133,6 +133,9 @@ def test_the_witness_holds_what_to_look_for(life: dict) -> None:
     assert {"patients.email", "patients.national_id", "patients.phone"} <= columns
     # the ids the hospital gave the patient's encounters: it links them to the patient
     assert {record["column"] for record in witness["records"]} == {"encounters.encounter_id"}
+    assert {"encounters.admitted_at", "patients._source_ts"} <= {
+        t["column"] for t in witness["times"]
+    }
     assert life["witness_mode"] == 0o600
 
 
@@ -145,7 +148,15 @@ def test_before_erasure_the_scan_finds_the_subject_everywhere(life: dict) -> Non
     assert ("silver.patients", "pseudonym") in live
     assert ("privacy.subject_keys", "key") in live
     landing = {r["needle_kind"] for r in report["residues"] if r["location"] == "landing zone"}
-    assert landing == {"subject_id", "record_id", "pii"}
+    assert landing == {"subject_id", "record_id", "pii", "event_time"}
+    # the exact times of their events are in the landing zone, and even before the
+    # erasure in no Delta table, version or log: bronze keeps them encrypted,
+    # generalized (month, hour, day) or keyed (source_seq)
+    assert not [
+        (r["location"], r["file_kind"], r["where"])
+        for r in report["residues"]
+        if r["needle_kind"] == "event_time" and r["area"] in ("relations", "warehouse")
+    ]
     # their own export holds their data in clear: the scan sees it too
     exported = {r["needle_kind"] for r in report["residues"] if r["area"] == "exports"}
     assert {"subject_id", "pii"} <= exported
