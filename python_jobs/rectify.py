@@ -78,7 +78,6 @@ from python_jobs.subject_access import (
 )
 
 RECTIFICATION_LOG = "privacy_rectification_requests"
-SYSTEM_KEYS = "privacy_system_keys"
 REQUEST_ID = re.compile(r"^rec-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,127}$")
 MAX_VALUE = 1000
@@ -433,7 +432,13 @@ def source_time_sql(spark: SparkSession, relations: list[DeltaRelation], vault_r
     :subject_id. Bronze keeps it keyed (source_seq, macro source_seq): the offset its
     record's reference derives from the tombstone key is taken away inside the
     statement (macro source_seq_time), the key unwrapped there, never in Python."""
-    keys = table_ref(spark, _control(relations, SYSTEM_KEYS))
+    system = [r for r in relations if r.privacy.get("role") == "system"]
+    if len(system) != 1:
+        raise RectificationError(
+            f"the manifest declares {len(system)} system key tables (meta.privacy role: "
+            "system); exactly one holds the tombstone key the source order is keyed with"
+        )
+    keys = table_ref(spark, system[0])
     macros = keyed_macros(spark, vault_ref)
     record = str(macros.anonymized_record_id(":subject_id", keys=keys)).strip()
     return str(macros.source_seq_time("rows.source_seq", record, keys=keys)).strip()
