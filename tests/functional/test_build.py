@@ -449,6 +449,32 @@ def test_compliance_checks_catch_known_bad_tables(
         "'pii_columns': ['birth_year_enc', 'birth_year']}]) }}",
     )
     assert [tuple(row) for row in bad_silver] == [("scratch.plain_silver", "birth_year", 5)]
+    # ciphertext under the tombstone key is caught whether or not its subject has a key;
+    # under some other key, only where the subject has one (silver may hold a shredded
+    # subject's ciphertext until its rebuild)
+    tombstone = (
+        "(select aes_decrypt(key_value, unhex(java_method('java.lang.System', 'getenv', "
+        "'LAKEHOUSE_KEK')), 'GCM') from privacy.system_keys where key_name = 'tombstone')"
+    )
+    other = "unhex(sha2('not a key of this lakehouse', 256))"
+    spark.sql(
+        "create or replace table scratch.tombstoned_silver using delta as "
+        "select pseudonym as patient_pseudonym, "
+        f"aes_encrypt('x', {tombstone}, 'GCM') as under_tombstone, "
+        f"aes_encrypt('x', {other}, 'GCM') as under_other from ("
+        "(select patient_pseudonym as pseudonym from silver.patients limit 3) "
+        "union all select 'a pseudonym without a key' as pseudonym)"
+    )
+    bad_keys = _show(
+        dbt,
+        "{{ gdpr_lakehouse.bronze_pii_problems_sql([{'relation': 'scratch.tombstoned_silver', "
+        "'subject_key': 'patient_pseudonym', 'key_column': 'subject_pseudonym', "
+        "'require_key': false, 'pii_columns': ['under_tombstone', 'under_other']}]) }}",
+    )
+    assert sorted(tuple(row) for row in bad_keys) == [
+        ("scratch.tombstoned_silver", "under_other", 3),
+        ("scratch.tombstoned_silver", "under_tombstone", 4),
+    ]
     bad_cdf = _show(
         dbt,
         "{{ gdpr_lakehouse.problems_as_rows(gdpr_lakehouse.cdf_problems("

@@ -44,8 +44,17 @@
                                 data.{{ column }} is not null
                                 and (
                                     typeof(data.{{ column }}) != 'binary'
-                                    or ({{ '' if spec.get('require_key', true) else 'vault.data_key is not null and ' }}try_aes_decrypt(cast(data.{{ column }} as binary), vault.data_key, 'GCM') is null)
-                                    or try_aes_decrypt(cast(data.{{ column }} as binary), {{ gdpr_lakehouse.tombstone_key() }}, 'GCM') is not null
+                                    {#- one AES-GCM attempt per value where the subject
+                                        has a key: a value it opens cannot also open
+                                        with the tombstone key (GCM authenticates under
+                                        one key; a subject key equal to the tombstone
+                                        key reads as no key, below). Only a subject
+                                        without a key has its values tried with the
+                                        tombstone key. #}
+                                    or case when vault.data_key is not null
+                                            then try_aes_decrypt(cast(data.{{ column }} as binary), vault.data_key, 'GCM') is null
+                                            else {{ 'true' if spec.get('require_key', true) else "try_aes_decrypt(cast(data." ~ column ~ " as binary), " ~ gdpr_lakehouse.tombstone_key() ~ ", 'GCM') is not null" }}
+                                       end
                                 ),
                                 false
                             ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
@@ -54,10 +63,17 @@
                         {# each key unwrapped once, in the vault's projection, not once
                            per row and column #}
                         left join (
+                            {#- a subject key equal to the tombstone key is no key: its
+                                values count as what the tombstone key opens #}
                             select
-                                keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
-                                {{ gdpr_lakehouse.unwrap_key('keys.data_key') }} as data_key
-                            from {{ vault }} as keys
+                                unwrapped.key_id,
+                                nullif(unwrapped.data_key, {{ gdpr_lakehouse.tombstone_key() }}) as data_key
+                            from (
+                                select
+                                    keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
+                                    {{ gdpr_lakehouse.unwrap_key('keys.data_key') }} as data_key
+                                from {{ vault }} as keys
+                            ) as unwrapped
                         ) as vault on data.{{ spec.subject_key }} = vault.key_id
                     ) as flags
                 ) as counts
