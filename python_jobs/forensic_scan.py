@@ -85,7 +85,7 @@ from python_jobs.project import (
     spark_parameters,
     state_dir,
 )
-from python_jobs.relations import DeltaRelation, delta_relations
+from python_jobs.relations import DeltaRelation, delta_relations, savepoint_relations
 from python_jobs.request_states import is_subject_id, subject_id_pattern
 
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
@@ -220,6 +220,22 @@ def live_rows(location: Path, columns: list[str] | None = None) -> pa.Table | No
             table = table.filter(pa.array(keep))
         parts.append(table)
     return pa.concat_tables(parts, promote_options="permissive") if parts else None
+
+
+def savepoint_copies(relations: list[DeltaRelation], warehouse: Path) -> list[DeltaRelation]:
+    """The copies of the savepoints not released (privacy.savepoints, read from its
+    files), scanned as declared relations with the privacy of what they copy. A copy
+    not made yet (a savepoint being created) has nothing to scan."""
+    registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
+    table = live_rows(registry.path(warehouse)) if registry is not None else None
+    if table is None:
+        return []
+    rows = [row for row in table.to_pylist() if row.get("status") in ("creating", "kept")]
+    return [
+        copy
+        for copy in savepoint_relations(relations, rows)
+        if (copy.path(warehouse) / "_delta_log").is_dir()
+    ]
 
 
 def _relation(relations: list[DeltaRelation], name: str) -> DeltaRelation:
@@ -838,8 +854,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"--value must be {MIN_VALUE_LENGTH} to 1000 characters (shorter values match anything)"
             )
     graph = manifest()
-    relations = delta_relations(graph)
     warehouse = warehouse_dir()
+    relations = delta_relations(graph)
+    relations += savepoint_copies(relations, warehouse)
     landing = Path(args.landing_path) if args.landing_path else landing_dir()
     if args.capture_witness is not None:
         if args.witness is not None:

@@ -31,7 +31,8 @@ tombstone keeps the subject out; nothing readable names the person any more. The
 retention removes the old files that still held the id.
 
 The relations come from the dbt manifest (meta.privacy: a subject_key and on_erasure
-delete or anonymize), never from a list. Below Delta's 7-day safety check only with
+delete or anonymize), never from a list, with the copies of the savepoints kept
+(privacy.savepoints), each purged like the relation it copies. Below Delta's 7-day safety check only with
 ``--allow-short-retention``: a shorter window can break a reader or writer running at
 the same time, and shortens how far RESTORE reaches back.
 """
@@ -67,7 +68,13 @@ from python_jobs.project import (
     run_job,
     whole_days_var,
 )
-from python_jobs.relations import DeltaRelation, delta_relations, local_path, table_ref
+from python_jobs.relations import (
+    DeltaRelation,
+    delta_relations,
+    kept_savepoints,
+    local_path,
+    table_ref,
+)
 from python_jobs.relations import control_relation as _control
 from python_jobs.reorg import quoted, reorg_in_local_app
 from python_jobs.request_states import status_in
@@ -642,10 +649,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
     spark = spark or get_spark("gdpr_lakehouse.purge")
     relations = delta_relations()
-    targets = pii_relations(relations)
+    # savepoints' copies hold subjects' data like the relations they copy
+    targets = pii_relations(relations + kept_savepoints(spark, relations))
     if args.request_id:
         # the relations it erased from, and the control tables: they held its pseudonym
-        touched = relations_of_request(spark, relations, args.request_id)
+        touched = relations_of_request(spark, targets, args.request_id)
         targets = [
             relation
             for relation in targets

@@ -7,6 +7,7 @@ run while dbt holds the embedded metastore).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,65 @@ def table_location(spark: SparkSession, relation: DeltaRelation) -> str:
         return spark.sql(f"describe detail {relation.qualified_name}").first()["location"]
     warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
     return str(relation.path(warehouse))
+
+
+SAVEPOINT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+SAVEPOINT_COPY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\.[A-Za-z_][A-Za-z0-9_]{0,127}$")
+SAVEPOINT_COLUMNS = ("savepoint_name", "node", "relation", "savepoint_relation", "source_version")
+SAVEPOINT_KEPT_SQL = (
+    f"select {', '.join(SAVEPOINT_COLUMNS)} from {{registry}} "
+    "where status in ('creating', 'kept') order by savepoint_name"
+)
+
+
+def savepoint_relations(
+    relations: list[DeltaRelation], rows: list[dict[str, Any]]
+) -> list[DeltaRelation]:
+    """The copies of the savepoints not released (rows of privacy.savepoints: savepoint_name,
+    node, savepoint_relation), each a relation of its own carrying the privacy of the
+    relation it copies: purge purges it, forensic_scan scans it as a declared relation.
+    A row savepoint did not write, or one copying a node the manifest no longer declares,
+    stops the job: nothing would say whose data the copy holds."""
+    by_id = {relation.unique_id: relation for relation in relations}
+    found = []
+    for row in rows:
+        name, copy = str(row.get("savepoint_name") or ""), str(row.get("savepoint_relation") or "")
+        if not SAVEPOINT_NAME.match(name) or not SAVEPOINT_COPY.match(copy):
+            raise ProjectError(
+                f"privacy.savepoints holds a row savepoint did not write (name {name[:40]!r}, "
+                f"copy {copy[:80]!r}); fix or remove that row by hand"
+            )
+        source = by_id.get(str(row.get("node")))
+        if source is None:
+            raise ProjectError(
+                f"savepoint {name} ({copy}) copies {row.get('node')}, which the manifest no longer "
+                "declares; release it first: dbt run-operation release_savepoint --args "
+                f"'{{model: {str(row.get('node')).split('.')[-1]}, name: {name}}}'"
+            )
+        schema, identifier = copy.split(".")
+        found.append(
+            DeltaRelation(
+                unique_id=f"savepoint.{source.unique_id}.{name}",
+                name=identifier,
+                schema=schema,
+                identifier=identifier,
+                resource_type="savepoint",
+                privacy=source.privacy,
+            )
+        )
+    return found
+
+
+def kept_savepoints(spark: SparkSession, relations: list[DeltaRelation]) -> list[DeltaRelation]:
+    """savepoint_relations of the registry read with Spark (none before it is built)."""
+    registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
+    if registry is None:
+        return []
+    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
+        built = spark.catalog.tableExists(registry.qualified_name.replace("`", ""))
+    else:
+        built = (Path(table_location(spark, registry)) / "_delta_log").is_dir()
+    if not built:
+        return []
+    rows = spark.sql(SAVEPOINT_KEPT_SQL.format(registry=table_ref(spark, registry))).collect()
+    return savepoint_relations(relations, [row.asDict() for row in rows])

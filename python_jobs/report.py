@@ -43,7 +43,7 @@ from python_jobs import request_certificate
 from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, prog, run_job, state_dir
-from python_jobs.relations import delta_relations, table_location
+from python_jobs.relations import DeltaRelation, delta_relations, table_location
 from python_jobs.request_states import request_states, status_in
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
@@ -228,6 +228,8 @@ class Report:
     reviews: list[dict[str, Any]] = field(default_factory=list)
     # held erasure requests past their deadline without an Art. 12(4) notice
     unnotified: list[dict[str, Any]] = field(default_factory=list)
+    # savepoints not released (privacy.savepoints): copies gdpr_erase erases from
+    savepoints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rectification_overdue(self) -> list[dict[str, Any]]:
@@ -320,6 +322,35 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         rectification=_rows(spark, RECTIFICATION_SQL.format(now=text)),
         reviews=_rows(spark, REVIEW_SQL.format(today=now.strftime("%Y-%m-%d"))),
         unnotified=_rows(spark, UNNOTIFIED_SQL.format(now=text)),
+        savepoints=_savepoints(spark, relations.get("privacy_savepoints")),
+    )
+
+
+SAVEPOINT_COLUMNS = [
+    "savepoint_name",
+    "relation",
+    "source_version",
+    "business_date",
+    "savepoint_relation",
+    "status",
+    "created_at",
+]
+
+
+def _savepoints(spark: SparkSession, registry: DeltaRelation | None) -> list[dict[str, Any]]:
+    """The savepoints not released, oldest first; none before the registry is built."""
+    if registry is None:
+        return []
+    try:
+        spark.read.format("delta").load(table_location(spark, registry)).createOrReplaceTempView(
+            "savepoints"
+        )
+    except PySparkException:
+        return []
+    return _rows(
+        spark,
+        f"select {', '.join(SAVEPOINT_COLUMNS)} from savepoints "
+        "where status in ('creating', 'kept') order by created_at, savepoint_name",
     )
 
 
@@ -566,6 +597,10 @@ def sections(report: Report) -> list[tuple[str, Any]]:
                     str(len(report.unnotified)),
                 ],
                 [
+                    "savepoints kept (copies gdpr_erase erases from; release_savepoint drops one)",
+                    str(len(report.savepoints)),
+                ],
+                [
                     "commits without a tag (made outside the project's tools)",
                     str(s["untagged"] or 0),
                 ],
@@ -580,6 +615,13 @@ def sections(report: Report) -> list[tuple[str, Any]]:
         ("heading", "Open requests"),
         ("image", ("request_age.png", "Open erasure requests: age and deadline")),
         ("table", _table(opened, OPEN_COLUMNS) if opened else [["no open request"]]),
+        ("heading", "Savepoints"),
+        (
+            "table",
+            _table(report.savepoints, SAVEPOINT_COLUMNS)
+            if report.savepoints
+            else [["no savepoint kept"]],
+        ),
         ("heading", f"Erasures per {report.period}"),
         ("table", _table(report.erasures, ERASURE_COLUMNS)),
         ("heading", f"Changes per {report.period}, actor and operation"),

@@ -266,6 +266,77 @@ CATALOGUE = [
         "dry_run must be true or false",
     ),
     ("restore_version", {"model": "bronze_patients", "version": 1, "reason": "x\ty"}, "reason"),
+    (
+        "restore_version",
+        {"model": "silver_patients", "savepoint": "Month End"},
+        "give a lower-case identifier",
+    ),
+    (
+        "restore_version",
+        {"model": "silver_patients", "savepoint": "month_end", "version": 3},
+        "give no version, timestamp or cascade with it",
+    ),
+    ("restore_version", {"model": "privacy_subject_keys", "savepoint": "a"}, "is the key vault"),
+    # savepoint
+    ("savepoint", {"model": "silver_patients"}, "name is required"),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "Month-End"},
+        "give a lower-case identifier",
+    ),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "x; drop table privacy.savepoints"},
+        "give a lower-case identifier",
+    ),
+    ("savepoint", {"model": "silver_patients", "name": "a" * 65}, "give a lower-case identifier"),
+    ("savepoint", {"model": "privacy_subject_keys", "name": "keys"}, "is the key vault"),
+    ("savepoint", {"model": "privacy_system_keys", "name": "keys"}, "is the system key table"),
+    ("savepoint", {"model": "privacy_savepoints", "name": "meta"}, "privacy control table"),
+    (
+        "savepoint",
+        {"model": "privacy_patients_masked", "name": "v"},
+        "is a view, not a Delta table",
+    ),
+    ("savepoint", {"model": "no_such_model", "name": "a"}, "is not a model or snapshot"),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "a", "version": 1, "business_date": "2026-01-05"},
+        "not both",
+    ),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "a", "version": -1},
+        "version must be a whole number",
+    ),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "a", "business_date": "2026-02-30"},
+        "is not a day of the calendar",
+    ),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "a", "reason": "${env:LAKEHOUSE_KEK}"},
+        "without backslashes, control characters (line breaks, tabs) or ${",
+    ),
+    (
+        "savepoint",
+        {"model": "silver_patients", "name": "a", "keep": True},
+        "unknown argument(s) keep",
+    ),
+    # release_savepoint
+    ("release_savepoint", {"name": "a"}, "model must be the name of a dbt"),
+    (
+        "release_savepoint",
+        {"model": "x`; drop table y", "name": "a"},
+        "model must be the name of a dbt",
+    ),
+    ("release_savepoint", {"model": "silver_patients"}, "name is required"),
+    (
+        "release_savepoint",
+        {"model": "silver_patients", "name": "A B"},
+        "give a lower-case identifier",
+    ),
     # table_history
     ("table_history", {}, "must be the name of a dbt"),
     ("table_history", {"model": "no_such_model"}, "is not a model"),

@@ -5,7 +5,8 @@
     The Delta history of a model, snapshot or seed: one line per version with its
     time, operation, rows changed (from operationMetrics), who and why (the commit's
     userMetadata tag) and whether restore_version can still go back to it (its files
-    not vacuumed). Reads DESCRIBE HISTORY only.
+    not vacuumed), then the model's savepoints (versions kept in a copy beyond
+    VACUUM). Reads DESCRIBE HISTORY and privacy.savepoints only.
 #}
 
 {% macro table_history(model=none, limit=20) -%}
@@ -41,5 +42,15 @@
         ~ ((' (first ' ~ limit ~ ')') if history | length > limit else '')
         ~ '; restore_version reaches back to version ' ~ oldest ~ ':',
         ['version', 'timestamp (UTC)', 'operation', 'rows changed', 'actor (command)', 'why', 'restorable'], lines) -%}
+    {#- versions kept beyond VACUUM in a savepoint's copy (restore_version savepoint: name) -#}
+    {%- set kept = [] -%}
+    {%- for savepoint in gdpr_lakehouse._savepoints_of(node.unique_id) -%}
+        {%- do kept.append([savepoint.name, savepoint.source_version ~ ' (' ~ savepoint.source_timestamp_text ~ ')',
+            savepoint.business_date or '', savepoint.savepoint_relation_name, savepoint.status]) -%}
+    {%- endfor -%}
+    {%- if kept -%}
+        {%- do gdpr_lakehouse.print_table('Savepoints of ' ~ node.schema ~ '.' ~ node.alias ~ ' (restorable whatever VACUUM deletes: restore_version savepoint: <name>):',
+            ['savepoint', 'version (UTC)', 'business day', 'copy', 'status'], kept) -%}
+    {%- endif -%}
     {{ return(lines) }}
 {%- endmacro %}

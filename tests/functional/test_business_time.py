@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -142,6 +143,82 @@ def test_a_dimension_read_as_of_each_business_day_is_the_state_loaded_that_day(
     assert tagged == set(DAYS)
 
 
+COPIES = {
+    "day_one": "savepoints.silver__patients__day_one",
+    "day_two": "savepoints.silver__patients__day_two",
+}
+
+
+def _pseudonym(spark: SparkSession, subject: str) -> str:
+    return spark.sql(
+        f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
+    ).first()[0]
+
+
+def _registry(spark: SparkSession) -> dict[str, dict]:
+    return {
+        row["savepoint_name"]: row.asDict()
+        for row in spark.sql("select * from privacy.savepoints").collect()
+    }
+
+
+def test_a_savepoint_keeps_a_business_day_as_it_was_loaded(
+    days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
+) -> None:
+    # refused with the lakehouse's state, nothing made: a day no build closed, a
+    # savepoint that does not exist
+    for macro, args, message in (
+        (
+            "savepoint",
+            {"model": "silver_patients", "name": "early", "business_date": "2000-01-03"},
+            "no business day closed on or before 2000-01-03",
+        ),
+        (
+            "restore_version",
+            {"model": "silver_patients", "savepoint": "day_one"},
+            "has no savepoint day_one",
+        ),
+    ):
+        success, errors = dbt.operation(macro, args, expect_success=False)
+        assert not success and message in errors, errors
+    assert not spark.catalog.tableExists("savepoints.silver__patients__early")
+
+    for name, day in (("day_one", DAYS[0]), ("day_two", DAYS[1])):
+        dbt.operation(
+            "savepoint",
+            {"model": "silver_patients", "name": name, "business_date": day, "reason": "month end"},
+        )
+        assert _rows(spark, f"select * from {COPIES[name]}") == days[day]
+    kept = _registry(spark)
+    assert {name: (row["status"], row["business_date"]) for name, row in kept.items()} == {
+        "day_one": ("kept", DAYS[0]),
+        "day_two": ("kept", DAYS[1]),
+    }
+    assert kept["day_two"]["source_version"] == _versions_printed(dbt, DAYS[1])
+    assert kept["day_two"]["savepoint_relation"] == COPIES["day_two"]
+    # the copy keeps statistics only where its relation does, and streams no feed
+    properties = {
+        row[0]: row[1] for row in spark.sql(f"show tblproperties {COPIES['day_two']}").collect()
+    }
+    source = {row[0]: row[1] for row in spark.sql("show tblproperties silver.patients").collect()}
+    assert properties["delta.enableChangeDataFeed"] == "false"
+    for key in ("delta.dataSkippingStatsColumns", "delta.dataSkippingNumIndexedCols"):
+        assert properties.get(key) == source.get(key)
+    # a name is kept once per model
+    success, errors = dbt.operation(
+        "savepoint", {"model": "silver_patients", "name": "day_two"}, expect_success=False
+    )
+    assert not success and "already has a savepoint day_two" in errors, errors
+    listed = dbt.compile_inline("{{ gdpr_lakehouse.savepoints(model='silver_patients') }}")
+    assert "day_one" in listed and "day_two" in listed
+    # kept aside for the restore test below: the row of the patient the next test erases
+    spark.sql(
+        "create or replace table scratch.business_erased_row using delta as "
+        "select * from silver.patients "
+        f"where patient_pseudonym = '{_pseudonym(spark, 'P8300004')}'"
+    )
+
+
 def test_reading_the_past_never_brings_an_erased_person_back(
     days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
 ) -> None:
@@ -174,3 +251,76 @@ def test_reading_the_past_never_brings_an_erased_person_back(
         "as_of_business_date", json.dumps({"model": "silver_patients", "date": DAYS[0]})
     )
     assert not success and "VACUUM deleted the files older versions need" in errors, errors
+
+
+def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_them(
+    days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession, capsys
+) -> None:
+    """After the test above: P8300004 erased, silver.patients vacuumed to its newest
+    version, so the version that closed DAYS[0] is gone from time travel."""
+    gone = spark.sql("select * from scratch.business_erased_row").collect()
+    assert len(gone) == 1
+    erased = gone[0]["patient_pseudonym"]
+    # gdpr_erase erased the person from the copy too, with evidence
+    assert _rows(spark, f"select * from {COPIES['day_two']}") == [
+        row for row in days[DAYS[1]] if erased not in row
+    ]
+    evidence = spark.sql(
+        "select action, rows_affected from privacy.erasure_evidence "
+        f"where relation = '{COPIES['day_two']}'"
+    ).collect()
+    assert [(row[0], row[1]) for row in evidence] == [("delete", 1)]
+    # purge and the forensic scan reach the copies as relations of their own
+    from python_jobs import forensic_scan, purge
+    from python_jobs.relations import delta_relations
+
+    request = spark.sql(
+        "select request_id from privacy.erasure_requests where subject_id = 'P8300004'"
+    ).first()[0]
+    purge.main(["--dry-run", "--request-id", request], spark=spark)
+    assert COPIES["day_two"] in capsys.readouterr().out
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+    copies = forensic_scan.savepoint_copies(delta_relations(dbt.manifest()), warehouse)
+    assert {f"{c.schema}.{c.identifier}" for c in copies} == set(COPIES.values())
+
+    # a copy that holds an erased person (one an older version made, or written by
+    # hand): restoring from it erases them again. The version it keeps is past VACUUM.
+    spark.sql(f"insert into {COPIES['day_one']} select * from scratch.business_erased_row")
+    success, errors = dbt.run_operation(
+        "restore_version", json.dumps({"model": "silver_patients", "version": 0})
+    )
+    assert not success and ("vacuumed" in errors or "retention" in errors), errors
+    dbt.operation(
+        "restore_version",
+        {"model": "silver_patients", "savepoint": "day_one", "reason": "back to day one"},
+    )
+    assert _rows(spark, "select * from silver.patients") == days[DAYS[0]]
+    log = spark.sql(
+        "select status, rows_reerased, target_version from privacy.restore_log "
+        "where relation = 'silver.patients' order by started_at desc limit 1"
+    ).first()
+    assert (log["status"], log["rows_reerased"]) == ("reapplied", 1)
+    assert log["target_version"] == _registry(spark)["day_one"]["source_version"]
+
+    # a table in the savepoint schema no savepoint accounts for stops every command
+    # that must erase from it, rather than leave it out
+    spark.sql("create table savepoints.stray using delta as select 1 as x")
+    try:
+        success, errors = dbt.operation("gdpr_erase", {"dry_run": True}, expect_success=False)
+        assert not success and "no savepoint" in errors and "savepoints.stray" in errors, errors
+    finally:
+        spark.sql("drop table savepoints.stray")
+
+    # released: the copy is dropped, the registry says who and when, a restore from it
+    # is refused
+    dbt.operation("release_savepoint", {"model": "silver_patients", "name": "day_one"})
+    assert not spark.catalog.tableExists(COPIES["day_one"])
+    released = _registry(spark)["day_one"]
+    assert released["status"] == "released" and released["released_at"] is not None
+    success, errors = dbt.operation(
+        "restore_version",
+        {"model": "silver_patients", "savepoint": "day_one"},
+        expect_success=False,
+    )
+    assert not success and "has no savepoint day_one" in errors, errors
+    dbt.operation("release_savepoint", {"model": "silver_patients", "name": "day_two"})

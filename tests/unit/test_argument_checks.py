@@ -174,6 +174,8 @@ def test_the_catalogue_covers_every_operation() -> None:
         "gdpr_erase",
         "legal_hold",
         "restore_version",
+        "savepoint",
+        "release_savepoint",
         "table_history",
         "request_access",
         "restrict_processing",

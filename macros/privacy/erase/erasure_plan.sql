@@ -9,12 +9,16 @@
     identifiers (meta.privacy.classes), source record ids such as an order id, which
     anonymization replaces with their anonymized_record_id (the source links them to
     the person).
+    savepoints (default true, when executing): the copies of the savepoints kept
+    (privacy.savepoints) come after the relations they copy, each a step like its
+    relation's with the copy as relation (and savepoint: its name). A savepoint of a
+    node the graph no longer declares stops the plan: nothing says how to erase from it.
 #}
-{% macro erasure_plan() -%}
-    {{ return(adapter.dispatch('erasure_plan', 'gdpr_lakehouse')()) }}
+{% macro erasure_plan(savepoints=true) -%}
+    {{ return(adapter.dispatch('erasure_plan', 'gdpr_lakehouse')(savepoints)) }}
 {%- endmacro %}
 
-{% macro spark__erasure_plan() -%}
+{% macro spark__erasure_plan(savepoints=true) -%}
     {%- set candidates = [] -%}
     {%- set vault = [] -%}
     {%- for node in graph.nodes.values()
@@ -37,6 +41,24 @@
         {%- do steps.append(gdpr_lakehouse._erasure_step(node, privacy, privacy.on_erasure, depths.get(node.unique_id, 0))) -%}
     {%- endfor -%}
     {%- set ordered = steps | sort(attribute='name') | sort(attribute='depth') -%}
+    {%- if savepoints and execute -%}
+        {%- set by_node = {} -%}
+        {%- for step in ordered -%}{%- do by_node.update({step.node: step}) -%}{%- endfor -%}
+        {%- for savepoint in gdpr_lakehouse._savepoints_of() -%}
+            {%- set source = graph.nodes.get(savepoint.node) -%}
+            {%- if source is none -%}
+                {%- do exceptions.raise_compiler_error("erasure_plan: savepoint " ~ savepoint.name ~ " (" ~ savepoint.savepoint_relation_name ~ ") copies "
+                    ~ savepoint.node ~ ", which this project no longer declares: nothing says how to erase a subject from it. Release it first: "
+                    ~ "dbt run-operation release_savepoint --args '{model: " ~ savepoint.node.split('.')[-1] ~ ", name: " ~ savepoint.name ~ "}'") -%}
+            {%- endif -%}
+            {%- if savepoint.node in by_node -%}
+                {%- set step = dict(by_node[savepoint.node]) -%}
+                {%- do step.update({'relation': savepoint.savepoint_relation, 'relation_name': savepoint.savepoint_relation_name,
+                    'name': savepoint.savepoint_relation.identifier, 'savepoint': savepoint.name, 'depth': step.depth + 1000}) -%}
+                {%- do ordered.append(step) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- do ordered.append(vault[0]) -%}
     {{ return(ordered) }}
 {%- endmacro %}

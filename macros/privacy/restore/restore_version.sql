@@ -2,6 +2,7 @@
     dbt run-operation restore_version --args '{model: silver_patients, version: 10}'
     dbt run-operation restore_version --args '{model: bronze_patients, timestamp: "2026-11-21 10:00:00", cascade: true}'
     dbt run-operation restore_version --args '{model: silver_patients, version: 10, dry_run: true}'
+    dbt run-operation restore_version --args '{model: silver_patients, savepoint: month_end_2026_01}'
 
     Rollback that never resurrects an erased person:
       1. validate everything before any write: the model is a Delta model or snapshot
@@ -21,40 +22,40 @@
     dry_run: true prints, per relation, rows now and at the target, rows the restore
     would bring back and remove, rows of erased subjects it would erase again; it
     changes nothing.
+    savepoint: name restores the model from a savepoint's copy (macro savepoint), even
+    once VACUUM has deleted the version's own files: the relation is overwritten with
+    the copy (one commit; Delta's RESTORE reads only the relation's own log), the
+    erasures are re-applied as after a RESTORE, a CDC bronze table's landing files
+    applied after the version are read again. The copy must have the relation's
+    columns. Not with version, timestamp or cascade.
 #}
-{% macro restore_version(model=none, version=none, timestamp=none, dry_run=false, cascade=false, reason=none) -%}
-    {%- do gdpr_lakehouse._reject_unknown_args('restore_version', kwargs, ['model', 'version', 'timestamp', 'dry_run', 'cascade', 'reason']) -%}
-    {{ return(adapter.dispatch('restore_version', 'gdpr_lakehouse')(model, version, timestamp, dry_run, cascade, reason)) }}
+{% macro restore_version(model=none, version=none, timestamp=none, dry_run=false, cascade=false, reason=none, savepoint=none) -%}
+    {%- do gdpr_lakehouse._reject_unknown_args('restore_version', kwargs, ['model', 'version', 'timestamp', 'dry_run', 'cascade', 'reason', 'savepoint']) -%}
+    {{ return(adapter.dispatch('restore_version', 'gdpr_lakehouse')(model, version, timestamp, dry_run, cascade, reason, savepoint)) }}
 {%- endmacro %}
 
-{% macro spark__restore_version(model, version, timestamp, dry_run, cascade, reason) -%}
+{% macro spark__restore_version(model, version, timestamp, dry_run, cascade, reason, savepoint=none) -%}
     {#- 1. arguments first: a bad one changes nothing and runs no statement -#}
     {%- set dry_run = gdpr_lakehouse._validate_flag(dry_run, 'dry_run') -%}
     {%- set cascade = gdpr_lakehouse._validate_flag(cascade, 'cascade') -%}
-    {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason', default='restore_version') | replace(';', ',') -%}
-    {%- if '$' in reason -%}
-        {%- do exceptions.raise_compiler_error("restore_version: reason may not contain $ (Spark substitutes ${...} in the commit tag); got "
-            ~ (reason | tojson)[:80]) -%}
+    {%- set reason = gdpr_lakehouse._validate_commit_reason(reason, 'restore_version') -%}
+    {%- if savepoint is not none -%}
+        {%- set savepoint = gdpr_lakehouse._validate_savepoint_name(savepoint, 'restore_version', model) -%}
+        {%- if version is not none or timestamp is not none or cascade -%}
+            {%- do exceptions.raise_compiler_error("restore_version: savepoint restores the model to the version its savepoint holds; give no "
+                ~ "version, timestamp or cascade with it (restore each model from its own savepoint)") -%}
+        {%- endif -%}
+    {%- elif (version is none) == (timestamp is none) -%}
+        {%- do exceptions.raise_compiler_error("restore_version: give exactly one of version (e.g. version: 10), timestamp (e.g. timestamp: \"2026-11-21 10:00:00\", UTC) or savepoint (e.g. savepoint: month_end_2026_01); got "
+            ~ ('both version and timestamp' if version is not none else 'neither')) -%}
     {%- endif -%}
-    {%- if (version is none) == (timestamp is none) -%}
-        {%- do exceptions.raise_compiler_error("restore_version: give exactly one of version (e.g. version: 10) or timestamp (e.g. timestamp: \"2026-11-21 10:00:00\", UTC); got "
-            ~ ('both' if version is not none else 'neither')) -%}
-    {%- endif -%}
-    {%- if version is not none -%}
+    {%- if savepoint is not none -%}
+    {%- elif version is not none -%}
         {%- set version = gdpr_lakehouse._validate_whole(version, 'restore_version: version', 0, 999999999999) -%}
     {%- else -%}
         {%- set timestamp = gdpr_lakehouse._validate_timestamp_text(timestamp) -%}
     {%- endif -%}
-    {%- set node = gdpr_lakehouse._delta_node(model, 'restore_version') -%}
-    {%- set privacy = (node.config.meta or {}).get('privacy') -%}
-    {%- if not privacy -%}
-        {%- do exceptions.raise_compiler_error("restore_version: " ~ model ~ " declares no meta.privacy; restore_version restores only relations "
-            ~ "whose privacy is declared (it must know how to re-apply erasures); declare it in the model's yml first") -%}
-    {%- endif -%}
-    {%- if privacy.get('role') in ('vault', 'control') -%}
-        {%- do exceptions.raise_compiler_error("restore_version: " ~ model ~ " is " ~ ("the key vault: restoring it would revive shredded keys or destroy keys created since"
-            if privacy.role == 'vault' else "a privacy control table (requests, evidence, tombstones, holds, restore log): it is the record of erasure and is never rolled back")) -%}
-    {%- endif -%}
+    {%- set node = gdpr_lakehouse._restorable_node(model, 'restore_version') -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- do gdpr_lakehouse.assert_key_envelope() -%}
 
@@ -63,7 +64,14 @@
         {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.utcnow() -%}
-    {%- set root = gdpr_lakehouse._restore_target(node, version, timestamp) -%}
+    {%- if savepoint is not none -%}
+        {%- if not dry_run -%}
+            {%- do gdpr_lakehouse._settle_savepoints(gdpr_lakehouse._savepoint_context()) -%}
+        {%- endif -%}
+        {%- set root = gdpr_lakehouse._savepoint_target(node, savepoint) -%}
+    {%- else -%}
+        {%- set root = gdpr_lakehouse._restore_target(node, version, timestamp) -%}
+    {%- endif -%}
     {%- set targets = [root] -%}
     {%- set left = [] -%}
     {%- if cascade -%}
@@ -95,7 +103,11 @@
             {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', reason=reason, extra={'restore_id': restore_id})) -%}
         {%- endif -%}
         {%- set relation_started = modules.datetime.datetime.utcnow() -%}
-        {%- do run_query('restore table ' ~ target.relation ~ ' to version as of ' ~ target.version) -%}
+        {%- if target.get('savepoint') -%}
+            {%- do run_query('insert overwrite table ' ~ target.relation ~ ' select * from ' ~ target.source) -%}
+        {%- else -%}
+            {%- do run_query('restore table ' ~ target.relation ~ ' to version as of ' ~ target.version) -%}
+        {%- endif -%}
         {%- if var('gdpr_lakehouse_fault', none) == 'after_restore' -%}
             {%- do exceptions.raise_compiler_error("restore_version: fault injected after the RESTORE of " ~ target.relation_name
                 ~ " (var gdpr_lakehouse_fault, for tests); the next restore_version or gdpr_erase heals it") -%}
@@ -119,6 +131,24 @@
         ['relation', 'restored to version', 'version before -> restore -> re-erasure', 'rows restored', 'rows re-erased', 'restore + re-erasure s'], lines) -%}
     {%- do gdpr_lakehouse._print_left(left) -%}
     {{ return(restore_id) }}
+{%- endmacro %}
+
+{#- The model or snapshot named `model`, if restore_version, savepoint and as_of may
+    take it: a Delta table of this project that declares meta.privacy (they must know
+    how to re-apply erasures), not the key vault, the system keys or a control table. -#}
+{% macro _restorable_node(model, operation) -%}
+    {%- set node = gdpr_lakehouse._delta_node(model, operation) -%}
+    {%- set privacy = (node.config.meta or {}).get('privacy') -%}
+    {%- if not privacy -%}
+        {%- do exceptions.raise_compiler_error(operation ~ ": " ~ model ~ " declares no meta.privacy; " ~ operation ~ " takes only relations "
+            ~ "whose privacy is declared (it must know how to re-apply erasures); declare it in the model's yml first") -%}
+    {%- endif -%}
+    {%- if privacy.get('role') in ('vault', 'control', 'system') -%}
+        {%- do exceptions.raise_compiler_error(operation ~ ": " ~ model ~ " is " ~ ("the key vault: an old copy of it would revive shredded keys or destroy keys created since"
+            if privacy.role == 'vault' else "the system key table: an old copy of it would hold keys since replaced" if privacy.role == 'system'
+            else "a privacy control table (requests, evidence, tombstones, holds, restore log, savepoints): it is the record of erasure and is never rolled back")) -%}
+    {%- endif -%}
+    {{ return(node) }}
 {%- endmacro %}
 
 {#- A timestamp argument: ISO date or date-time (UTC unless an offset is given). -#}
@@ -200,6 +230,48 @@
         'changes': version < latest,
         'point_in_time': asked if timestamp is not none else ns.until,
         'history': history,
+    }) }}
+{%- endmacro %}
+
+{#- Restore the model from its savepoint `name`: the target _restore_target would
+    give, with the copy as source (savepoint, source). The copy must exist and have the
+    relation's columns, names and types in order: an overwrite with other columns would
+    change the table's schema or fail half-way. -#}
+{% macro _savepoint_target(node, name) -%}
+    {%- set kept = gdpr_lakehouse._savepoints_of(node.unique_id, statuses=('kept',)) -%}
+    {%- set found = kept | selectattr('name', 'eq', name) | list -%}
+    {%- if not found -%}
+        {%- do exceptions.raise_compiler_error("restore_version: " ~ node.name ~ " has no savepoint " ~ name ~ "; its savepoints: "
+            ~ ((kept | map(attribute='name') | join(', ')) or 'none') ~ " (dbt run-operation savepoints --args '{model: " ~ node.name ~ "}')") -%}
+    {%- endif -%}
+    {%- set savepoint = found[0] -%}
+    {%- if adapter.get_relation(database=none, schema=savepoint.savepoint_relation.schema, identifier=savepoint.savepoint_relation.identifier) is none -%}
+        {%- do exceptions.raise_compiler_error("restore_version: the copy of savepoint " ~ name ~ ", " ~ savepoint.savepoint_relation_name
+            ~ ", does not exist (dropped by hand?); nothing was changed") -%}
+    {%- endif -%}
+    {%- set relation = gdpr_lakehouse._delta_relation_of(node, 'restore_version') -%}
+    {%- set now = [] -%}
+    {%- for column in adapter.get_columns_in_relation(relation) -%}{%- do now.append(column.name | lower ~ ' ' ~ column.dtype | lower) -%}{%- endfor -%}
+    {%- set kept_columns = [] -%}
+    {%- for column in adapter.get_columns_in_relation(savepoint.savepoint_relation) -%}{%- do kept_columns.append(column.name | lower ~ ' ' ~ column.dtype | lower) -%}{%- endfor -%}
+    {%- if now != kept_columns -%}
+        {%- do exceptions.raise_compiler_error("restore_version: " ~ relation ~ " has other columns than its savepoint " ~ name ~ " (now: "
+            ~ (now | reject('in', kept_columns) | join(', ') or 'the same, in another order') ~ "; in the savepoint: " ~ (kept_columns | reject('in', now) | join(', ') or 'the same, in another order')
+            ~ "); nothing was changed. Restore a version of the table instead, or rebuild the model") -%}
+    {%- endif -%}
+    {%- set history = gdpr_lakehouse.delta_history(relation) -%}
+    {{ return({
+        'node': node,
+        'relation': relation,
+        'relation_name': node.schema ~ '.' ~ node.alias,
+        'version': savepoint.source_version,
+        'timestamp_text': savepoint.source_timestamp_text ~ ', savepoint ' ~ name,
+        'latest': history[0].version,
+        'changes': true,
+        'point_in_time': none,
+        'history': history,
+        'savepoint': name,
+        'source': savepoint.savepoint_relation,
     }) }}
 {%- endmacro %}
 
@@ -307,7 +379,7 @@ when not matched then insert (
     {%- set plan = gdpr_lakehouse._erasure_steps_by_node() -%}
     {%- set lines = [] -%}
     {%- for target in targets -%}
-        {%- set then_rel = target.relation ~ ' version as of ' ~ target.version -%}
+        {%- set then_rel = target.get('source') or (target.relation ~ ' version as of ' ~ target.version) -%}
         {%- set step = plan.get(target.node.unique_id) -%}
         {%- set query -%}
 select

@@ -33,16 +33,29 @@ group by present.erase_key
 {#- The erasure plan's steps by node id. -#}
 {% macro _erasure_steps_by_node() -%}
     {%- set steps = {} -%}
-    {%- for step in gdpr_lakehouse.erasure_plan() if step.action != 'shred' -%}
+    {%- for step in gdpr_lakehouse.erasure_plan(savepoints=false) if step.action != 'shred' -%}
         {%- do steps.update({step.node: step}) -%}
     {%- endfor -%}
     {{ return(steps) }}
 {%- endmacro %}
 
-{#- Re-erase one relation right after its RESTORE (item: {restore_id, node, relation}):
-    one MERGE against every erased subject, tagged with the restore id. -#}
+{#- The plan's step of the item's node, writing to the item's relation: the node's own
+    relation, or a savepoint's copy of it. -#}
+{% macro _item_step(item, steps=none) -%}
+    {%- set steps = steps if steps is not none else gdpr_lakehouse._erasure_steps_by_node() -%}
+    {%- set step = steps.get(item.node.unique_id) if item.node else none -%}
+    {%- if step and item.relation.identifier | lower != step.relation.identifier | lower -%}
+        {%- set step = dict(step) -%}
+        {%- do step.update({'relation': item.relation, 'relation_name': item.relation.schema ~ '.' ~ item.relation.identifier}) -%}
+    {%- endif -%}
+    {{ return(step) }}
+{%- endmacro %}
+
+{#- Re-erase one relation right after its RESTORE, or a savepoint's copy right after
+    it was made (item: {restore_id, node, relation}): one MERGE against every erased
+    subject, tagged with the restore id. -#}
 {% macro _reapply_write(ctx, item) -%}
-    {%- set step = gdpr_lakehouse._erasure_steps_by_node().get(item.node.unique_id) if item.node else none -%}
+    {%- set step = gdpr_lakehouse._item_step(item) -%}
     {%- if step -%}
         {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='reapply_erasure', extra={'restore_id': item.restore_id})) -%}
         {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._erased_keys_sql(step, ctx))) -%}
@@ -64,12 +77,17 @@ group by present.erase_key
     {%- for item in items -%}
         {%- set ns = namespace(restore=none, reapply=none) -%}
         {%- for commit in gdpr_lakehouse.delta_history(item.relation, 1000) if commit.tag.get('restore_id') == item.restore_id -%}
-            {%- if commit.operation == 'RESTORE' and ns.restore is none -%}{%- set ns.restore = commit -%}{%- endif -%}
+            {#- RESTORE; a savepoint's copy (CREATE TABLE AS SELECT) or a restore from one
+                (an overwrite, WRITE) -#}
+            {%- if commit.tag.get('purpose') == 'restore' and ns.restore is none
+                  and commit.operation in ('RESTORE', 'WRITE', 'CREATE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT', 'REPLACE TABLE AS SELECT') -%}
+                {%- set ns.restore = commit -%}
+            {%- endif -%}
             {%- if commit.tag.get('purpose') == 'reapply_erasure' and commit.operation in ('MERGE', 'DELETE', 'UPDATE') and ns.reapply is none -%}
                 {%- set ns.reapply = commit -%}
             {%- endif -%}
         {%- endfor -%}
-        {%- set step = steps.get(item.node.unique_id) if item.node else none -%}
+        {%- set step = gdpr_lakehouse._item_step(item, steps) -%}
         {%- set rows_reerased = (ns.reapply.metrics.get('numTargetRowsDeleted', 0) + ns.reapply.metrics.get('numTargetRowsUpdated', 0)) if ns.reapply else 0 -%}
         {%- set detail -%}
             {%- if ns.restore is none -%}the RESTORE never committed: nothing was restored
