@@ -212,6 +212,7 @@ def test_a_savepoint_keeps_a_business_day_as_it_was_loaded(
     listed = dbt.compile_inline("{{ gdpr_lakehouse.savepoints(model='silver_patients') }}")
     assert "day_one" in listed and "day_two" in listed
     # kept aside for the restore test below: the row of the patient the next test erases
+    spark.sql("create schema if not exists scratch")
     spark.sql(
         "create or replace table scratch.business_erased_row using delta as "
         "select * from silver.patients "

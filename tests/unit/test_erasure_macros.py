@@ -1,6 +1,8 @@
 """Unit layer for erasure: the plan read from the graph, the batched SQL, argument checks.
 
-Rendered in plain Jinja (tests/jinja_harness.py), no dbt, no warehouse connection, no JVM.
+Rendered in plain Jinja (tests/jinja_harness.py), no dbt, no warehouse connection, no JVM:
+the plan without the savepoints' copies, which only a warehouse lists
+(tests/functional/test_business_time.py erases from them).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import pytest
 from tests.jinja_harness import Jinja
 
 PLAN = (
-    "{% set steps = [] %}{% for s in gdpr_lakehouse.erasure_plan() %}"
+    "{% set steps = [] %}{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) %}"
     "{% do steps.append({'relation': s.relation_name, 'action': s.action, 'key': s.key, "
     "'kind': s.key_kind, 'type': s.subject_type, 'depth': s.depth}) %}{% endfor %}"
     "{{ tojson(steps) }}"
@@ -50,7 +52,7 @@ def test_plan_covers_every_subject_relation_in_dag_order(plan: list[dict]) -> No
 
 def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
     sql = jinja.compile_inline(
-        "{% for s in gdpr_lakehouse.erasure_plan() if s.relation_name in ('bronze.orders', 'silver.patients') %}"
+        "{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) if s.relation_name in ('bronze.orders', 'silver.patients') %}"
         "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }}@@{% endfor %}"
     )
     orders, patients = (part.strip() for part in sql.split("@@") if part.strip())

@@ -96,3 +96,12 @@
     {%- endif -%}
     {{ return(found) }}
 {%- endmacro %}
+
+{#- Whether schema.identifier is a table, asked of the catalog itself: dbt's relation
+    cache does not see a table this invocation created with run_query. -#}
+{% macro _table_exists(schema, identifier) -%}
+    {%- if run_query("show schemas like '" ~ schema ~ "'").rows | length == 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(run_query("show tables in " ~ schema ~ " like '" ~ identifier ~ "'").rows | length > 0) }}
+{%- endmacro %}

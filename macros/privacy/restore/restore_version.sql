@@ -245,7 +245,7 @@
             ~ ((kept | map(attribute='name') | join(', ')) or 'none') ~ " (dbt run-operation savepoints --args '{model: " ~ node.name ~ "}')") -%}
     {%- endif -%}
     {%- set savepoint = found[0] -%}
-    {%- if adapter.get_relation(database=none, schema=savepoint.savepoint_relation.schema, identifier=savepoint.savepoint_relation.identifier) is none -%}
+    {%- if not gdpr_lakehouse._table_exists(savepoint.savepoint_relation.schema, savepoint.savepoint_relation.identifier) -%}
         {%- do exceptions.raise_compiler_error("restore_version: the copy of savepoint " ~ name ~ ", " ~ savepoint.savepoint_relation_name
             ~ ", does not exist (dropped by hand?); nothing was changed") -%}
     {%- endif -%}

@@ -68,7 +68,7 @@
     {#- the version must still be readable: not vacuumed, inside the time-travel window -#}
     {%- set target = gdpr_lakehouse._restore_target(node, version, none) -%}
     {%- set copy = api.Relation.create(schema=schema, identifier=identifier, type='table') -%}
-    {%- if adapter.get_relation(database=none, schema=schema, identifier=identifier) is not none -%}
+    {%- if gdpr_lakehouse._table_exists(schema, identifier) -%}
         {%- do exceptions.raise_compiler_error("savepoint: " ~ copy ~ " already exists and no kept savepoint holds it; nothing was changed. "
             ~ "Drop it (drop table " ~ copy ~ ") or choose another name") -%}
     {%- endif -%}
@@ -177,7 +177,7 @@ insert into {{ ctx.savepoints }} (
                 ~ ((row[0] or '') | string | tojson)[:40] ~ "); nothing was run. Fix or remove that row by hand") -%}
         {%- endif -%}
         {%- set parts = row[2].split('.') -%}
-        {%- set copied = adapter.get_relation(database=none, schema=parts[0], identifier=parts[1]) is not none -%}
+        {%- set copied = gdpr_lakehouse._table_exists(parts[0], parts[1]) -%}
         {%- set logged = gdpr_lakehouse.scalar_query("select max(status) from " ~ ctx.restore_log ~ " where restore_id = '" ~ row[3]
             ~ "' and relation = '" ~ row[2] ~ "'", none) -%}
         {%- set status = 'kept' if copied and logged == 'reapplied' else ('failed' if not copied and logged != 'restoring' else none) -%}
