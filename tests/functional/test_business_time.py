@@ -196,13 +196,17 @@ def test_a_savepoint_keeps_a_business_day_as_it_was_loaded(
     }
     assert kept["day_two"]["source_version"] == _versions_printed(dbt, DAYS[1])
     assert kept["day_two"]["savepoint_relation"] == COPIES["day_two"]
-    # the copy keeps statistics only where its relation does, and streams no feed
+    # the copy keeps statistics only where its relation does, and its change feed
     properties = {
         row[0]: row[1] for row in spark.sql(f"show tblproperties {COPIES['day_two']}").collect()
     }
     source = {row[0]: row[1] for row in spark.sql("show tblproperties silver.patients").collect()}
-    assert properties["delta.enableChangeDataFeed"] == "false"
-    for key in ("delta.dataSkippingStatsColumns", "delta.dataSkippingNumIndexedCols"):
+    for key in (
+        "delta.dataSkippingStatsColumns",
+        "delta.dataSkippingNumIndexedCols",
+        "delta.enableChangeDataFeed",
+        "delta.enableDeletionVectors",
+    ):
         assert properties.get(key) == source.get(key)
     # a name is kept once per model
     success, errors = dbt.operation(
@@ -284,6 +288,23 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
     copies = forensic_scan.savepoint_copies(delta_relations(dbt.manifest()), warehouse)
     assert {f"{c.schema}.{c.identifier}" for c in copies} == set(COPIES.values())
 
+    # a batch of two requests: each copy's evidence split per request (from its feed)
+    both = {subject: _pseudonym(spark, subject) for subject in ("P8300001", "P8300003")}
+    dbt.operation("gdpr_erase", {"subject_ids": sorted(both), "reason": "savepoints"})
+    for copy in COPIES.values():
+        split = spark.sql(
+            "select requests.subject_id, evidence.rows_affected "
+            "from privacy.erasure_evidence as evidence inner join privacy.erasure_requests as requests "
+            f"on evidence.request_id = requests.request_id where evidence.relation = '{copy}' "
+            "and requests.subject_id in ('P8300001', 'P8300003')"
+        ).collect()
+        assert sorted((row[0], row[1]) for row in split) == [("P8300001", 1), ("P8300003", 1)]
+        left = spark.sql(
+            f"select count(*) from {copy} where patient_pseudonym in "
+            f"('{both['P8300001']}', '{both['P8300003']}')"
+        ).first()[0]
+        assert left == 0
+
     # a copy that holds an erased person (one an older version made, or written by
     # hand): restoring from it erases them again. The version it keeps is past VACUUM.
     spark.sql(f"insert into {COPIES['day_one']} select * from scratch.business_erased_row")
@@ -295,7 +316,9 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
         "restore_version",
         {"model": "silver_patients", "savepoint": "day_one", "reason": "back to day one"},
     )
-    assert _rows(spark, "select * from silver.patients") == days[DAYS[0]]
+    assert _rows(spark, "select * from silver.patients") == [
+        row for row in days[DAYS[0]] if not any(p in row for p in both.values())
+    ]
     log = spark.sql(
         "select status, rows_reerased, target_version from privacy.restore_log "
         "where relation = 'silver.patients' order by started_at desc limit 1"
@@ -318,6 +341,12 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
     assert not spark.catalog.tableExists(COPIES["day_one"])
     released = _registry(spark)["day_one"]
     assert released["status"] == "released" and released["released_at"] is not None
+    # what was erased from it is purged with it: no request waits on a dropped copy
+    settled = spark.sql(
+        "select status, purged_at from privacy.erasure_evidence "
+        f"where relation = '{COPIES['day_one']}'"
+    ).collect()
+    assert settled and all(row[0] == "purged" and row[1] is not None for row in settled)
     success, errors = dbt.operation(
         "restore_version",
         {"model": "silver_patients", "savepoint": "day_one"},

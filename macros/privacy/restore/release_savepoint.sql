@@ -1,9 +1,12 @@
 {#
     dbt run-operation release_savepoint --args '{model: silver_patients, name: month_end_2026_01}'
 
-    Drop a savepoint: its copy is dropped (the table and its files), then its row in
-    privacy.savepoints becomes released, with who and when. Idempotent: a run that
-    died between the two finds the copy gone and settles the row. The model need
+    Drop a savepoint: its copy is dropped (the table and its files), then the erasure
+    evidence of the copy is settled as purged (no file of it is left to purge), then
+    its row in privacy.savepoints becomes released, with who and when. Idempotent: a
+    run that died between them finds the copy gone and settles the rest. (On
+    Databricks, a dropped managed table's files stay for UNDROP until the catalog's
+    retention deletes them.) The model need
     not be in the project any more (a savepoint of a removed model is released by the
     model's name). Unknown savepoint or a name that is not an identifier: an error,
     nothing changed.
@@ -36,6 +39,11 @@
     {%- set savepoint = found[0] -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='release_savepoint', reason=reason, extra={'savepoint': name})) -%}
     {%- do run_query('drop table if exists ' ~ savepoint.savepoint_relation) -%}
+    {#- the copy's files went with it: what was erased from it is purged -#}
+    {%- do run_query("merge into " ~ ctx.evidence ~ " as evidence using (select '" ~ savepoint.savepoint_relation_name ~ "' as relation) as dropped "
+        ~ "on evidence.relation = dropped.relation and evidence.status = 'erased' when matched then update set "
+        ~ "reorg_at = coalesce(evidence.reorg_at, current_timestamp()), purged_at = coalesce(evidence.purged_at, current_timestamp()), "
+        ~ "status = 'purged', detail = concat(evidence.detail, '; copy dropped by release_savepoint')") -%}
     {%- do run_query("update " ~ ctx.savepoints ~ " set status = 'released', released_at = current_timestamp(), released_by = "
         ~ gdpr_lakehouse._sql_string(gdpr_lakehouse._actor()) ~ " where savepoint_name = '" ~ name ~ "' and node = '" ~ savepoint.node
         ~ "' and status in ('creating', 'kept')") -%}

@@ -13,8 +13,8 @@
          privacy.restore_log (restoring), commits tagged with who and why;
       3. copy that version into its own Delta table, <savepoint_schema>.<schema>__
          <table>__<name>, with the relation's table properties (statistics columns,
-         retention, deletion vectors) and no Change Data Feed (nothing streams from a
-         copy, and a feed would keep what an erasure removes);
+         retention, deletion vectors, Change Data Feed: the evidence of an erasure
+         from the copy is counted from its feed, as for the relation);
       4. re-apply every erasure made since that version to the copy (one MERGE,
          `reapply` evidence of each affected request), then the savepoint is kept.
     A copy, not a clone: a shallow clone reads the relation's files, which VACUUM
@@ -135,15 +135,15 @@
 {%- endmacro %}
 
 {#- The copy's table properties: the relation's own Delta properties (which columns
-    keep statistics, retention, deletion vectors), the Change Data Feed off, what it
+    keep statistics, retention, deletion vectors, the Change Data Feed), and what it
     holds. Protocol and feature entries are Delta's to set. -#}
 {% macro _savepoint_properties(relation, node, name, version) -%}
     {%- set kept = {} -%}
     {%- for key, value in gdpr_lakehouse.tblproperties_of(relation).items()
-          if key.startswith('delta.') and not modules.re.match('^delta[.](minReaderVersion|minWriterVersion|feature[.].*|enableChangeDataFeed|columnMapping[.]maxColumnId|rowTracking[.].*|enableRowTracking|checkpoint[.].*|lastCommitTimestamp|lastUpdateVersion)$', key) -%}
+          if key.startswith('delta.') and not modules.re.match('^delta[.](minReaderVersion|minWriterVersion|feature[.].*|columnMapping[.]maxColumnId|rowTracking[.].*|enableRowTracking|checkpoint[.].*|lastCommitTimestamp|lastUpdateVersion)$', key) -%}
         {%- do kept.update({key: value}) -%}
     {%- endfor -%}
-    {%- do kept.update({'delta.enableChangeDataFeed': 'false', 'gdpr_lakehouse.savepoint_of': node.unique_id,
+    {%- do kept.update({'gdpr_lakehouse.savepoint_of': node.unique_id,
         'gdpr_lakehouse.savepoint_name': name, 'gdpr_lakehouse.savepoint_version': version | string}) -%}
     {%- set pairs = [] -%}
     {%- for key, value in kept | dictsort -%}
