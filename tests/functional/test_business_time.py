@@ -290,6 +290,7 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
 
     # a batch of two requests: each copy's evidence split per request (from its feed)
     both = {subject: _pseudonym(spark, subject) for subject in ("P8300001", "P8300003")}
+    before = spark.sql("describe history silver.patients limit 1").first()["version"]
     dbt.operation("gdpr_erase", {"subject_ids": sorted(both), "reason": "savepoints"})
     for copy in COPIES.values():
         split = spark.sql(
@@ -304,6 +305,30 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
             f"('{both['P8300001']}', '{both['P8300003']}')"
         ).first()[0]
         assert left == 0
+
+    # a savepoint of the version before that erasure, killed right after its copy: the
+    # copy holds both, the registry says `creating`, and gdpr_erase erases from it all
+    # the same; the next command heals it (re-erased, kept)
+    success, errors = dbt.invoke_errors(
+        "run-operation",
+        "savepoint",
+        "--args",
+        json.dumps({"model": "silver_patients", "name": "interrupted", "version": before}),
+        "--vars",
+        json.dumps({"gdpr_lakehouse_fault": "after_savepoint_copy"}),
+    )
+    assert not success and "fault injected" in errors, errors
+    interrupted = "savepoints.silver__patients__interrupted"
+    assert _registry(spark)["interrupted"]["status"] == "creating"
+    held = (
+        f"select count(*) from {interrupted} where patient_pseudonym in "
+        f"('{both['P8300001']}', '{both['P8300003']}')"
+    )
+    assert spark.sql(held).first()[0] == 2
+    dbt.operation("gdpr_erase")
+    assert _registry(spark)["interrupted"]["status"] == "kept"
+    assert spark.sql(held).first()[0] == 0
+    dbt.operation("release_savepoint", {"model": "silver_patients", "name": "interrupted"})
 
     # a copy that holds an erased person (one an older version made, or written by
     # hand): restoring from it erases them again. The version it keeps is past VACUUM.

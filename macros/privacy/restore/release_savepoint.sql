@@ -26,7 +26,6 @@
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- set ctx = gdpr_lakehouse._savepoint_context() -%}
     {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
-    {%- do gdpr_lakehouse._settle_savepoints(ctx) -%}
     {%- set of_model = [] -%}
     {%- for kept in gdpr_lakehouse._savepoints_of() if kept.node.split('.')[-1] == model -%}
         {%- do of_model.append(kept) -%}

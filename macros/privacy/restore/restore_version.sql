@@ -65,9 +65,6 @@
     {%- endif -%}
     {%- set started = modules.datetime.datetime.utcnow() -%}
     {%- if savepoint is not none -%}
-        {%- if not dry_run -%}
-            {%- do gdpr_lakehouse._settle_savepoints(gdpr_lakehouse._savepoint_context()) -%}
-        {%- endif -%}
         {%- set root = gdpr_lakehouse._savepoint_target(node, savepoint) -%}
     {%- else -%}
         {%- set root = gdpr_lakehouse._restore_target(node, version, timestamp) -%}

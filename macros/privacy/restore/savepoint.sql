@@ -56,7 +56,6 @@
     {%- endif -%}
     {%- set ctx = gdpr_lakehouse._savepoint_context() -%}
     {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
-    {%- do gdpr_lakehouse._settle_savepoints(ctx) -%}
     {%- for taken in gdpr_lakehouse._savepoints_of(node.unique_id) if taken.name == name -%}
         {%- do exceptions.raise_compiler_error("savepoint: " ~ model ~ " already has a savepoint " ~ name ~ " (version " ~ taken.source_version
             ~ "); choose another name, or release it first: dbt run-operation release_savepoint --args '{model: " ~ model ~ ", name: " ~ name ~ "}'") -%}
@@ -67,6 +66,14 @@
     {%- endif -%}
     {#- the version must still be readable: not vacuumed, inside the time-travel window -#}
     {%- set target = gdpr_lakehouse._restore_target(node, version, none) -%}
+    {%- if business_date is none -%}
+        {#- the business day that version closes: the newest day tagged on it or before it -#}
+        {%- set closes = namespace(day=none) -%}
+        {%- for commit in target.history if commit.version <= version and closes.day is none -%}
+            {%- set closes.day = gdpr_lakehouse._business_date_of(commit) -%}
+        {%- endfor -%}
+        {%- set business_date = closes.day -%}
+    {%- endif -%}
     {%- set copy = api.Relation.create(schema=schema, identifier=identifier, type='table') -%}
     {%- if gdpr_lakehouse._table_exists(schema, identifier) -%}
         {%- do exceptions.raise_compiler_error("savepoint: " ~ copy ~ " already exists and no kept savepoint holds it; nothing was changed. "
@@ -162,28 +169,4 @@ insert into {{ ctx.savepoints }} (
     '{{ restore_id }}', 'creating', {{ gdpr_lakehouse._sql_string(reason) }}, {{ gdpr_lakehouse._sql_string(gdpr_lakehouse._actor()) }},
     current_timestamp(), null, null
 )
-{%- endmacro %}
-
-{#- Savepoints left `creating`: kept once their copy's restore log entry is settled
-    (the heal re-applied the erasures), failed when the copy never committed. -#}
-{% macro _settle_savepoints(ctx) -%}
-    {%- set creating = run_query("select savepoint_name, node, savepoint_relation, restore_id from " ~ ctx.savepoints ~ " where status = 'creating'") -%}
-    {%- for row in creating -%}
-        {%- if not modules.re.match('^[a-z][a-z0-9_]{0,63}$', (row[0] or '') | string)
-              or not modules.re.match('^[A-Za-z0-9_]+[.][A-Za-z0-9_]+[.][A-Za-z0-9_]+$', (row[1] or '') | string)
-              or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', (row[2] or '') | string)
-              or not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', (row[3] or '') | string) -%}
-            {%- do exceptions.raise_compiler_error(ctx.savepoints ~ " holds an unsettled savepoint that savepoint did not write (name "
-                ~ ((row[0] or '') | string | tojson)[:40] ~ "); nothing was run. Fix or remove that row by hand") -%}
-        {%- endif -%}
-        {%- set parts = row[2].split('.') -%}
-        {%- set copied = gdpr_lakehouse._table_exists(parts[0], parts[1]) -%}
-        {%- set logged = gdpr_lakehouse.scalar_query("select max(status) from " ~ ctx.restore_log ~ " where restore_id = '" ~ row[3]
-            ~ "' and relation = '" ~ row[2] ~ "'", none) -%}
-        {%- set status = 'kept' if copied and logged == 'reapplied' else ('failed' if not copied and logged != 'restoring' else none) -%}
-        {%- if status -%}
-            {%- do run_query("update " ~ ctx.savepoints ~ " set status = '" ~ status ~ "' where savepoint_name = '" ~ row[0]
-                ~ "' and node = '" ~ row[1] ~ "' and restore_id = '" ~ row[3] ~ "' and status = 'creating'") -%}
-        {%- endif -%}
-    {%- endfor -%}
 {%- endmacro %}

@@ -197,8 +197,10 @@ when matched then update set
 {%- endmacro %}
 
 {#- Heal: a restore_version run that died between its RESTORE and the re-erasure left
-    its restore log row `restoring`; re-apply the erasures to that relation now.
-    Called first by restore_version and gdpr_erase. Returns the rows healed. -#}
+    its restore log row `restoring` (a savepoint that died after its copy, likewise);
+    re-apply the erasures to that relation now, then settle the savepoints left
+    `creating`. Called first by restore_version, savepoint, release_savepoint and
+    gdpr_erase. Returns the rows healed. -#}
 {% macro heal_interrupted_restores(ctx) -%}
     {{ return(adapter.dispatch('heal_interrupted_restores', 'gdpr_lakehouse')(ctx)) }}
 {%- endmacro %}
@@ -216,7 +218,9 @@ when matched then update set
                 ~ (row[0] | string)[:40] ~ ", relation " ~ (row[1] | string)[:80] ~ "); nothing was run. Fix or remove that row by hand") -%}
         {%- endif -%}
         {%- set parts = row[1].split('.') -%}
-        {%- set relation = adapter.get_relation(database=none, schema=parts[0], identifier=parts[1]) -%}
+        {#- asked of the catalog: a savepoint's copy is in no schema dbt caches -#}
+        {%- set relation = api.Relation.create(schema=parts[0], identifier=parts[1], type='table')
+            if gdpr_lakehouse._table_exists(parts[0], parts[1]) else none -%}
         {%- if relation is none -%}
             {%- set relation = api.Relation.create(schema=parts[0], identifier=parts[1], type='table') -%}
             {%- do run_query(gdpr_lakehouse._restore_log_finish_sql(ctx, [{'restore_id': row[0], 'relation_name': row[1], 'restore_commit': none,
@@ -235,7 +239,41 @@ when matched then update set
         {%- endfor -%}
         {%- do gdpr_lakehouse._sweep_erased(ctx, items[0].restore_id) -%}
     {%- endif -%}
+    {%- do gdpr_lakehouse._settle_savepoints(ctx) -%}
     {{ return(items | length) }}
+{%- endmacro %}
+
+{#- Savepoints left `creating` (privacy.savepoints; macro savepoint, privacy/restore):
+    kept once their copy's restore log entry is settled (the heal re-applied the
+    erasures), failed when the copy never committed. Called at the end of every heal.
+    Nothing to do before the registry is built. -#}
+{% macro _settle_savepoints(ctx) -%}
+    {%- set registry = ctx.get('savepoints') -%}
+    {%- if registry is none -%}
+        {%- set node = gdpr_lakehouse.engine_node('privacy_savepoints') -%}
+        {%- set registry = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) if node else none -%}
+    {%- endif -%}
+    {%- if registry is none -%}{{ return(none) }}{%- endif -%}
+    {%- set ctx = dict(ctx, savepoints=registry) -%}
+    {%- set creating = run_query("select savepoint_name, node, savepoint_relation, restore_id from " ~ ctx.savepoints ~ " where status = 'creating'") -%}
+    {%- for row in creating -%}
+        {%- if not modules.re.match('^[a-z][a-z0-9_]{0,63}$', (row[0] or '') | string)
+              or not modules.re.match('^[A-Za-z0-9_]+[.][A-Za-z0-9_]+[.][A-Za-z0-9_]+$', (row[1] or '') | string)
+              or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', (row[2] or '') | string)
+              or not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', (row[3] or '') | string) -%}
+            {%- do exceptions.raise_compiler_error(ctx.savepoints ~ " holds an unsettled savepoint that savepoint did not write (name "
+                ~ ((row[0] or '') | string | tojson)[:40] ~ "); nothing was run. Fix or remove that row by hand") -%}
+        {%- endif -%}
+        {%- set parts = row[2].split('.') -%}
+        {%- set copied = gdpr_lakehouse._table_exists(parts[0], parts[1]) -%}
+        {%- set logged = gdpr_lakehouse.scalar_query("select max(status) from " ~ ctx.restore_log ~ " where restore_id = '" ~ row[3]
+            ~ "' and relation = '" ~ row[2] ~ "'", none) -%}
+        {%- set status = 'kept' if copied and logged == 'reapplied' else ('failed' if not copied and logged != 'restoring' else none) -%}
+        {%- if status -%}
+            {%- do run_query("update " ~ ctx.savepoints ~ " set status = '" ~ status ~ "' where savepoint_name = '" ~ row[0]
+                ~ "' and node = '" ~ row[1] ~ "' and restore_id = '" ~ row[3] ~ "' and status = 'creating'") -%}
+        {%- endif -%}
+    {%- endfor -%}
 {%- endmacro %}
 
 {#- After a heal: whatever ran while the restore was unsettled (a snapshot, a build) may
