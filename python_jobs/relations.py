@@ -149,12 +149,14 @@ def savepoint_relations(
                 f"privacy.savepoints holds a row savepoint did not write (name {name[:40]!r}, "
                 f"copy {copy[:80]!r}); fix or remove that row by hand"
             )
-        source = by_id.get(str(row.get("node")))
+        node = str(row.get("node"))
+        source = by_id.get(node)
         if source is None:
+            model = [*node.split("."), "", "", ""][2]
             raise ProjectError(
-                f"savepoint {name} ({copy}) copies {row.get('node')}, which the manifest no longer "
+                f"savepoint {name} ({copy}) copies {node[:120]}, which the manifest no longer "
                 "declares; release it first: dbt run-operation release_savepoint --args "
-                f"'{{model: {str(row.get('node')).split('.')[-1]}, name: {name}}}'"
+                f"'{{model: {model[:120]}, name: {name}}}'"
             )
         schema, identifier = copy.split(".")
         found.append(

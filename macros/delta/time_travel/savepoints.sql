@@ -61,7 +61,7 @@
     {%- for row in result -%}
         {%- set copy = (row[3] or '') | string -%}
         {%- if not modules.re.match('^[a-z][a-z0-9_]{0,63}$', (row[0] or '') | string)
-              or not modules.re.match('^[A-Za-z0-9_]+[.][A-Za-z0-9_]+[.][A-Za-z0-9_]+$', (row[1] or '') | string)
+              or not modules.re.match('^[A-Za-z0-9_]+([.][A-Za-z0-9_]+){2,3}$', (row[1] or '') | string)
               or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', (row[2] or '') | string)
               or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', copy)
               or copy.split('.')[0] | lower != schema | lower -%}

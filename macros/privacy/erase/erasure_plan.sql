@@ -49,7 +49,7 @@
             {%- if source is none -%}
                 {%- do exceptions.raise_compiler_error("erasure_plan: savepoint " ~ savepoint.name ~ " (" ~ savepoint.savepoint_relation_name ~ ") copies "
                     ~ savepoint.node ~ ", which this project no longer declares: nothing says how to erase a subject from it. Release it first: "
-                    ~ "dbt run-operation release_savepoint --args '{model: " ~ savepoint.node.split('.')[-1] ~ ", name: " ~ savepoint.name ~ "}'") -%}
+                    ~ "dbt run-operation release_savepoint --args '{model: " ~ savepoint.node.split('.')[2] ~ ", name: " ~ savepoint.name ~ "}'") -%}
             {%- endif -%}
             {%- if savepoint.node in by_node -%}
                 {%- set step = dict(by_node[savepoint.node]) -%}

@@ -27,7 +27,7 @@
     {%- set ctx = gdpr_lakehouse._savepoint_context() -%}
     {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
     {%- set of_model = [] -%}
-    {%- for kept in gdpr_lakehouse._savepoints_of() if kept.node.split('.')[-1] == model -%}
+    {%- for kept in gdpr_lakehouse._savepoints_of() if kept.node.split('.')[2] == model -%}
         {%- do of_model.append(kept) -%}
     {%- endfor -%}
     {%- set found = of_model | selectattr('name', 'eq', name) | list -%}

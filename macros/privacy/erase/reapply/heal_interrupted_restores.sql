@@ -258,7 +258,7 @@ when matched then update set
     {%- set creating = run_query("select savepoint_name, node, savepoint_relation, restore_id from " ~ ctx.savepoints ~ " where status = 'creating'") -%}
     {%- for row in creating -%}
         {%- if not modules.re.match('^[a-z][a-z0-9_]{0,63}$', (row[0] or '') | string)
-              or not modules.re.match('^[A-Za-z0-9_]+[.][A-Za-z0-9_]+[.][A-Za-z0-9_]+$', (row[1] or '') | string)
+              or not modules.re.match('^[A-Za-z0-9_]+([.][A-Za-z0-9_]+){2,3}$', (row[1] or '') | string)
               or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', (row[2] or '') | string)
               or not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', (row[3] or '') | string) -%}
             {%- do exceptions.raise_compiler_error(ctx.savepoints ~ " holds an unsettled savepoint that savepoint did not write (name "
