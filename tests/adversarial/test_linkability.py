@@ -53,6 +53,7 @@ CONTROL = (
     "privacy.access_requests",
     "privacy.rectification_requests",
     "privacy.restrictions",
+    "privacy.savepoints",
 )
 
 

@@ -63,7 +63,7 @@ def test_both_builds_pass_every_node(built: dict) -> None:
         assert len(statuses) > 60, "dbt build selected too little"
         bad = {uid: s for uid, s in statuses.items() if s not in {"success", "pass", "warn"}}
         assert not bad
-    assert len(built["relations"]) == 37
+    assert len(built["relations"]) == 38
 
 
 def test_tables_are_delta_with_the_baseline(built: dict, spark: SparkSession) -> None:
