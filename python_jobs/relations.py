@@ -172,16 +172,49 @@ def savepoint_relations(
     return found
 
 
+def is_built(spark: SparkSession, relation: DeltaRelation | None) -> bool:
+    """Whether the relation exists yet (False for None: a model the manifest lacks)."""
+    if relation is None:
+        return False
+    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
+        return spark.catalog.tableExists(relation.qualified_name.replace("`", ""))
+    return (Path(table_location(spark, relation)) / "_delta_log").is_dir()
+
+
 def kept_savepoints(spark: SparkSession, relations: list[DeltaRelation]) -> list[DeltaRelation]:
     """savepoint_relations of the registry read with Spark (none before it is built)."""
     registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
-    if registry is None:
-        return []
-    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
-        built = spark.catalog.tableExists(registry.qualified_name.replace("`", ""))
-    else:
-        built = (Path(table_location(spark, registry)) / "_delta_log").is_dir()
-    if not built:
+    tables = _savepoint_schema_tables(spark)
+    if not is_built(spark, registry):
+        if tables:
+            raise ProjectError(
+                f"the savepoint schema holds {len(tables)} table(s) ({', '.join(tables[:3])}) "
+                "but the savepoint registry (privacy.savepoints) does not exist: nothing says "
+                "whose data they hold. Run `dbt run --select privacy_savepoints`, or drop them"
+            )
         return []
     rows = spark.sql(SAVEPOINT_KEPT_SQL.format(registry=table_ref(spark, registry))).collect()
-    return savepoint_relations(relations, [row.asDict() for row in rows])
+    kept = savepoint_relations(relations, [row.asDict() for row in rows])
+    strays = sorted(set(tables) - {copy.identifier.lower() for copy in kept})
+    if strays:
+        raise ProjectError(
+            f"{strays[0]} (and {len(strays) - 1} other table(s)) is in the savepoint schema "
+            "but no kept savepoint holds it: nothing knows whose data it holds. Drop it, or "
+            "register it by making the savepoint again"
+        )
+    return kept
+
+
+def _savepoint_schema_tables(spark: SparkSession) -> list[str]:
+    """The tables in the savepoint schema (var savepoint_schema), lower-case."""
+    from python_jobs.macros import engine_macros
+
+    schema = str(engine_macros().savepoint_schema())
+    if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
+        if not spark.catalog.databaseExists(schema):
+            return []
+        return sorted(t.name.lower() for t in spark.catalog.listTables(schema) if not t.isTemporary)
+    folder = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")) / f"{schema}.db"
+    return sorted(
+        table.name.lower() for table in folder.glob("*") if (table / "_delta_log").is_dir()
+    )

@@ -43,7 +43,7 @@ from python_jobs import request_certificate
 from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, prog, run_job, state_dir
-from python_jobs.relations import DeltaRelation, delta_relations, table_location
+from python_jobs.relations import DeltaRelation, delta_relations, is_built, table_location
 from python_jobs.request_states import request_states, status_in
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
@@ -339,14 +339,13 @@ SAVEPOINT_COLUMNS = [
 
 def _savepoints(spark: SparkSession, registry: DeltaRelation | None) -> list[dict[str, Any]]:
     """The savepoints not released, oldest first; none before the registry is built."""
-    if registry is None:
+    if not is_built(spark, registry):
         return []
-    try:
-        spark.read.format("delta").load(table_location(spark, registry)).createOrReplaceTempView(
-            "savepoints"
-        )
-    except PySparkException:
-        return []
+    # a registry that exists but cannot be read stops the report: it must not say
+    # "no savepoint kept" while copies of erased subjects' data may be kept
+    spark.read.format("delta").load(table_location(spark, registry)).createOrReplaceTempView(
+        "savepoints"
+    )
     return _rows(
         spark,
         f"select {', '.join(SAVEPOINT_COLUMNS)} from savepoints "

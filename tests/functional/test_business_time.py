@@ -28,7 +28,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
-from python_jobs.project import landing_dir
+from python_jobs.project import ProjectError, landing_dir
 from tests.dbt_harness import DbtProject, build_once, unwrapped
 
 pytestmark = pytest.mark.functional
@@ -357,6 +357,9 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
     try:
         success, errors = dbt.operation("gdpr_erase", {"dry_run": True}, expect_success=False)
         assert not success and "no savepoint" in errors and "savepoints.stray" in errors, errors
+        # and purge, which would leave it unpurged
+        with pytest.raises(ProjectError, match=r"stray .*no kept savepoint holds it"):
+            purge.main(["--dry-run"], spark=spark)
     finally:
         spark.sql("drop table savepoints.stray")
 
