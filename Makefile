@@ -36,7 +36,7 @@ help:
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
 	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
-	@echo "make bench-codegen    dbt build with Spark's code generation off (the local default) and on, side by side (bench/)"
+	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
 	@echo "make bench-build-cost  dbt build of this checkout and of an earlier revision, side by side (BENCH_ARGS=\"--base REV --patients 100000\")"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"

@@ -112,6 +112,7 @@ def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path)
         (["--runs", "0"], "--runs must be between 1 and 9"),
         (["--patients", "120,x"], "--patients must be whole numbers separated by commas"),
         (["--patients", "0"], "--patients values must be between 1 and 1,000,000"),
+        (["--setting", "gc"], "argument --setting: invalid choice: 'gc'"),
     ],
 )
 def test_the_codegen_bench_refuses_bad_arguments_before_anything_starts(

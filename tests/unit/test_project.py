@@ -213,6 +213,30 @@ def test_code_generation_is_off_unless_asked_for(
     assert settings["spark.sql.codegen.factoryMode"] == factory
 
 
+@pytest.mark.parametrize(
+    ("value", "ends"),
+    [
+        (None, " -XX:CompileThresholdScaling=3"),
+        ("", " -XX:CompileThresholdScaling=3"),
+        (
+            "-XX:CompileThresholdScaling=1",
+            " -XX:CompileThresholdScaling=3 -XX:CompileThresholdScaling=1",
+        ),
+    ],
+)
+def test_the_jit_threshold_is_raised_and_java_options_come_last(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, ends: str
+) -> None:
+    """The driver JVM compiles later than HotSpot's default (bench/codegen.py --setting
+    jit measures it); LAKEHOUSE_JAVA_OPTIONS comes after, so a flag there wins."""
+    if value is None:
+        monkeypatch.delenv("LAKEHOUSE_JAVA_OPTIONS", raising=False)
+    else:
+        monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", value)
+    options = spark.spark_settings()["spark.driver.extraJavaOptions"]
+    assert options.endswith(ends) and "-Dlog4j2.configurationFile=" in options
+
+
 def test_path_mode_leaves_the_metastore_alone() -> None:
     settings = spark.spark_settings(shared_metastore=False)
     assert settings["spark.sql.catalogImplementation"] == "in-memory"
