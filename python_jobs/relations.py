@@ -211,9 +211,12 @@ def _savepoint_schema_tables(spark: SparkSession) -> list[str]:
 
     schema = str(engine_macros().savepoint_schema())
     if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
-        if not spark.catalog.databaseExists(schema):
+        # SQL, as the macro asks: spark.catalog.listTables fails on these tables in Spark 4
+        # (EXPRESSION_DECODING_FAILED); the macro checked the schema is an identifier
+        if not spark.sql(f"show schemas like '{schema}'").collect():
             return []
-        return sorted(t.name.lower() for t in spark.catalog.listTables(schema) if not t.isTemporary)
+        rows = spark.sql(f"show tables in {schema}").collect()
+        return sorted(row["tableName"].lower() for row in rows if not row["isTemporary"])
     folder = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")) / f"{schema}.db"
     return sorted(
         table.name.lower() for table in folder.glob("*") if (table / "_delta_log").is_dir()
