@@ -40,7 +40,9 @@ class Jinja:
         when given, another target type."""
         return Jinja(vars_, target or self.target, self.graph)
 
-    def macros(self) -> Macros:
+    def macros(self, warehouse: dict[str, Any] | None = None) -> Macros:
+        """The namespace; `warehouse` adds to or replaces dbt's context (a fake
+        run_query, an invocation_id) for a test that watches an operation's statements."""
         declared = dict(project_vars())
         given = yaml.safe_load(self.vars) if isinstance(self.vars, str) else self.vars
         declared.update(given or {})
@@ -83,6 +85,7 @@ class Jinja:
         }
         if self.graph is not None:
             context["graph"] = self.graph
+        context.update(warehouse or {})
         return Macros(context)
 
     def compile_inline(self, sql: str) -> str:

@@ -211,6 +211,10 @@ def test_erased_subjects_have_no_rows_anywhere(
     assert erased["before"]["counts"][("bronze_encounters", erased["subjects"][0]["id"])] > 0
     assert erased["before"]["counts"][("snapshots_patients", erased["subjects"][0]["id"])] > 0
     assert erased["before"]["counts"][("bronze_clicks", erased["subjects"][1]["id"])] > 0
+    # the batch gdpr_erase cached (ids and pseudonyms, in memory) left with the run
+    views = [row[1] for row in spark.sql("show views in default").collect()]
+    assert not [view for view in views if view.startswith("gdpr_erase_batch_")], views
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty()
 
 
 def test_orders_are_kept_anonymized(erased: dict, spark: SparkSession) -> None:

@@ -287,3 +287,51 @@ def test_the_dry_run_stops_when_a_relation_s_count_does_not_come_back(answer: di
     ):
         macros._erasure_dry_run(plan, ctx, ["P0000001"])
     assert not any("would remove" in line for line in printed)
+
+
+@pytest.mark.parametrize("target", ["spark", "databricks"])
+def test_the_batch_is_computed_once_in_memory_and_released(jinja: Jinja, target: str) -> None:
+    """gdpr_erase computes its batch once (_cache_batch), after the tombstones: every
+    MERGE, the sweep, the evidence and the completion read it from a temporary view
+    cached in memory only, under a plan carrying the run's invocation id (a later run
+    in the same JVM never matches this cache), and the run drops it at the end. A
+    Databricks SQL warehouse cannot CACHE TABLE: there every reader computes the batch
+    from the request log and the tombstones, as before."""
+    statements: list[str] = []
+    run = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    macros = jinja.with_vars(None, target).macros(
+        {"run_query": statements.append, "invocation_id": run}
+    )
+    ctx = {
+        "requests": "privacy.erasure_requests",
+        "tombstones": "privacy.erasure_tombstones",
+        "system_keys": "privacy.system_keys",
+    }
+    uncached = str(macros._batch_base(ctx))
+    name = macros._cache_batch(ctx)
+    if target == "databricks":
+        assert name is None and statements == []
+        return
+    view = "gdpr_erase_batch_" + run.replace("-", "_")
+    assert name == view
+    (cache,) = statements
+    assert cache.startswith(
+        f"cache table {view} options ('storageLevel' 'MEMORY_ONLY') as select '{run}' as cached_by"
+    )
+    assert uncached in cache and "where status = 'erasing'" in cache
+    ctx["batch_cache"] = name
+    cached = str(macros._batch_base(ctx))
+    assert (
+        cached
+        == f"select request_id, subject_id, subject_type, subject_pseudonym, batch_id from {view}"
+    )
+    # every reader of the batch reads the cache
+    step = {"key_kind": "pseudonym", "subject_type": None, "action": "delete"}
+    assert f"from {view}" in str(macros._batch_source(step, macros._batch_base(ctx)))
+    assert f"from {view}" in str(macros._complete_requests_sql(ctx))
+    statements.clear()
+    macros._release_batch(ctx)
+    assert statements == [f"uncache table if exists {view}", f"drop view if exists {view}"]
+    assert ctx["batch_cache"] is None and "privacy.erasure_tombstones" in str(
+        macros._batch_base(ctx)
+    )

@@ -116,6 +116,9 @@
     {#- 3. tombstones first: nothing re-ingests these subjects from here on -#}
     {%- do run_query(gdpr_lakehouse._tombstone_sql(ctx)) -%}
     {%- do gdpr_lakehouse._crash_point('tombstone') -%}
+    {#- the batch, with each subject's pseudonym from its tombstone, computed once for
+        every write and check below (_cache_batch) -#}
+    {%- do ctx.update({'batch_cache': gdpr_lakehouse._cache_batch(ctx)}) -%}
 
     {#- 4. one batched write per relation, DAG order; 5. the vault last, then its purge.
         Every commit carries the tag: purpose erase, batch id, request ids. -#}
@@ -135,6 +138,7 @@
     {%- do gdpr_lakehouse._crash_point('evidence') -%}
     {%- do run_query(gdpr_lakehouse._complete_requests_sql(ctx)) -%}
     {%- do run_query(gdpr_lakehouse._unlink_erased_sql(ctx)) -%}
+    {%- do gdpr_lakehouse._release_batch(ctx) -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- set seconds = (modules.datetime.datetime.utcnow() - started).total_seconds() -%}
     {%- set by_relation = {} -%}

@@ -122,8 +122,13 @@ when matched and (tombstones.subject_pseudonym is not null or tombstones.pseudon
     erasure, from the vault, encrypted under the tombstone key, and kept there until
     the erasure is done: a run resumed after the key was shredded still finds it).
     A ciphertext the tombstone key does not open stops the statement: read as NULL,
-    it would leave the subject's rows in every relation keyed by pseudonym. -#}
+    it would leave the subject's rows in every relation keyed by pseudonym. Once
+    gdpr_erase has cached the batch (_cache_batch, right after the tombstones), it is
+    read from that cache. -#}
 {% macro _batch_base(ctx) -%}
+{%- if ctx.get('batch_cache') -%}
+select request_id, subject_id, subject_type, subject_pseudonym, batch_id from {{ ctx.batch_cache }}
+{%- else -%}
 select
     requests.request_id,
     requests.subject_id,
@@ -146,4 +151,5 @@ from (
 left join {{ ctx.tombstones }} as tombstones
     on tombstones.subject_hash = requests.subject_hash
         and (tombstones.subject_pseudonym is not null or tombstones.pseudonym_enc is not null)
+{%- endif -%}
 {%- endmacro %}
