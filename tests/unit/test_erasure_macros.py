@@ -299,9 +299,19 @@ def test_the_batch_is_computed_once_in_memory_and_released(jinja: Jinja, target:
     from the request log and the tombstones, as before."""
     statements: list[str] = []
     run = "0f8fad5b-d9cb-469f-a165-70867728950e"
-    macros = jinja.with_vars(None, target).macros(
-        {"run_query": statements.append, "invocation_id": run}
-    )
+    # a run of this session an error stopped left its batch; a name gdpr_erase never
+    # writes is left alone, never put into SQL
+    stale = "gdpr_erase_batch_" + "1" * 8 + "_2222_3333_4444_" + "5" * 12
+    views = [
+        {"viewName": stale, "isTemporary": True},
+        {"viewName": "gdpr_erase_batch_x; drop table privacy.subject_keys", "isTemporary": True},
+    ]
+
+    def run_query(sql: str) -> list:
+        statements.append(sql)
+        return views if sql.startswith("show views") else []
+
+    macros = jinja.with_vars(None, target).macros({"run_query": run_query, "invocation_id": run})
     ctx = {
         "requests": "privacy.erasure_requests",
         "tombstones": "privacy.erasure_tombstones",
@@ -314,7 +324,9 @@ def test_the_batch_is_computed_once_in_memory_and_released(jinja: Jinja, target:
         return
     view = "gdpr_erase_batch_" + run.replace("-", "_")
     assert name == view
-    (cache,) = statements
+    listed, *dropped, cache = statements
+    assert listed == "show views like 'gdpr_erase_batch_*'"
+    assert dropped == [f"uncache table if exists {stale}", f"drop view if exists {stale}"]
     assert cache.startswith(
         f"cache table {view} options ('storageLevel' 'MEMORY_ONLY') as select '{run}' as cached_by"
     )

@@ -52,7 +52,9 @@ values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subj
     same JVM (the warm engine, a test session) never matches a stale cache. Released
     when the run ends (_release_batch). Returns the view's name, or none where the
     engine cannot cache (a Databricks SQL warehouse: every reader computes the batch
-    as before). -#}
+    as before). A run an error stops leaves its batch cached in the session (dbt's
+    Jinja has no `finally`); the next gdpr_erase of the session drops it first, and a
+    command's own JVM (the local target) ends with the command. -#}
 {% macro _cache_batch(ctx) -%}
     {{ return(adapter.dispatch('_cache_batch', 'gdpr_lakehouse')(ctx)) }}
 {%- endmacro %}
@@ -63,6 +65,12 @@ values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subj
         {%- do exceptions.raise_compiler_error('gdpr_erase: invocation id ' ~ run[:40] ~ ' is not a UUID; the batch cannot be named') -%}
     {%- endif -%}
     {%- set name = 'gdpr_erase_batch_' ~ run | replace('-', '_') -%}
+    {#- a run of this session an error stopped (dbt's Jinja cannot clean up after an
+        error) left its batch cached: dropped first -#}
+    {%- for row in run_query("show views like 'gdpr_erase_batch_*'")
+          if row['isTemporary'] and modules.re.match('^gdpr_erase_batch_[0-9a-f_]{36}$', row['viewName'] | string) -%}
+        {%- do gdpr_lakehouse._release_batch({'batch_cache': row['viewName'] | string}) -%}
+    {%- endfor -%}
     {%- do run_query('cache table ' ~ name ~ " options ('storageLevel' 'MEMORY_ONLY') as select '" ~ run
         ~ "' as cached_by, request_id, subject_id, subject_type, subject_pseudonym, batch_id from ("
         ~ gdpr_lakehouse._batch_base(ctx) ~ ') as batch') -%}
