@@ -53,8 +53,10 @@ values (erased.subject_hash, erased.request_id, current_timestamp(), erased.subj
     when the run ends (_release_batch). Returns the view's name, or none where the
     engine cannot cache (a Databricks SQL warehouse: every reader computes the batch
     as before). A run an error stops leaves its batch cached in the session (dbt's
-    Jinja has no `finally`); the next gdpr_erase of the session drops it first, and a
-    command's own JVM (the local target) ends with the command. -#}
+    Jinja has no `finally`); the next gdpr_erase of the session drops it first. A
+    command's own JVM (the local target) ends with the command, and the Thrift server
+    (the warm engine, a cluster) uncaches a session's temporary views when the session
+    closes (SparkSQLSessionManager.closeSession). -#}
 {% macro _cache_batch(ctx) -%}
     {{ return(adapter.dispatch('_cache_batch', 'gdpr_lakehouse')(ctx)) }}
 {%- endmacro %}
