@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,3 +76,37 @@ def dbt_invoker(state: Path):
         return result
 
     return dbt
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def base_commit(parser: argparse.ArgumentParser, base: str) -> str:
+    """--base, a revision of this repository, as a full commit id; parser.error if not."""
+    if base.startswith("-"):
+        parser.error(f"--base must name a revision, got {base!r}")
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        parser.error(f"--base {base!r} is not a commit of this repository")
+    return found.stdout.strip()
+
+
+@contextmanager
+def base_worktree(path: Path, commit: str) -> Iterator[Path]:
+    """The commit checked out at `path` (git worktree) with this checkout's .venv (and
+    so Delta's jars), removed at the end."""
+    git("worktree", "add", "--detach", str(path), commit)
+    try:
+        if (ROOT / ".venv").exists():
+            (path / ".venv").symlink_to(ROOT / ".venv")
+        yield path
+    finally:
+        git("worktree", "remove", "--force", str(path))

@@ -32,16 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import ROOT, bench_state, demo_sizes
+from bench._common import ROOT, base_commit, base_worktree, bench_state, demo_sizes, git
 
 SIDES = ("base", "head")
-
-
-def _git(*args: str) -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout.strip()
 
 
 def _env(project: Path, state: Path) -> dict[str, str]:
@@ -102,6 +95,42 @@ def node_differences(
     return [(name, base, head) for name, (base, head) in ranked[:top]]
 
 
+def _compare(projects: dict[str, Path], root: Path, sizes: list[int], runs: int) -> list[dict]:
+    """Each size built by both sides, alternated; what each run took, printed as it goes."""
+    report = []
+    for patients in sizes:
+        landings = {side: root / f"landing-{side}-{patients}" / "landing" for side in SIDES}
+        for side in SIDES:
+            _land(projects[side], landings[side], patients)
+        walls: dict[str, list[float]] = {side: [] for side in SIDES}
+        nodes: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
+        for run in range(runs):
+            for side in SIDES if run % 2 == 0 else SIDES[::-1]:
+                wall, timings = _build(projects[side], root / "lakehouse", landings[side])
+                walls[side].append(wall)
+                nodes[side].append(timings)
+                print(f"{patients:>9,} patients  {side}  run {run + 1}: {wall:7.1f} s", flush=True)
+        base, head = (statistics.median(walls[side]) for side in SIDES)
+        differences = node_differences(nodes)
+        report.append(
+            {
+                "patients": patients,
+                "base_s": walls["base"],
+                "head_s": walls["head"],
+                "nodes": [{"node": n, "base_s": b, "head_s": h} for n, b, h in differences],
+            }
+        )
+        print(
+            f"{patients:>9,} patients  median: base {base:.1f} s, head {head:.1f} s, "
+            f"head/base {head / base:.2f}",
+            flush=True,
+        )
+        print(f"{patients:>9,} patients  nodes whose time changed most (median s):")
+        for name, node_base, node_head in differences:
+            print(f"    {name.split('.', 2)[-1]:<48} {node_base:7.1f} -> {node_head:7.1f}")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python bench/build_cost.py",
@@ -116,67 +145,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     sizes = demo_sizes(parser, args.patients, args.runs)
-    if args.base.startswith("-"):
-        parser.error(f"--base must name a revision, got {args.base!r}")
-    found = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.base}^{{commit}}"],
-        capture_output=True,
-        text=True,
-    )
-    if found.returncode != 0:
-        parser.error(f"--base {args.base!r} is not a commit of this repository")
-    base_commit = found.stdout.strip()
-    head_commit = _git("rev-parse", "HEAD")
+    commit = base_commit(parser, args.base)
+    head_commit = git("rev-parse", "HEAD")
 
     root = bench_state("bench-build-cost")
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    worktree = root / "base"
-    _git("worktree", "add", "--detach", str(worktree), base_commit)
-    if (ROOT / ".venv").exists():
-        (worktree / ".venv").symlink_to(ROOT / ".venv")
-    projects = {"base": worktree, "head": ROOT}
-    print(f"base {base_commit[:10]}, head {head_commit[:10]}", flush=True)
-    report = []
-    try:
-        for patients in sizes:
-            landings = {side: root / f"landing-{side}-{patients}" / "landing" for side in SIDES}
-            for side in SIDES:
-                _land(projects[side], landings[side], patients)
-            walls: dict[str, list[float]] = {side: [] for side in SIDES}
-            nodes: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
-            for run in range(args.runs):
-                for side in SIDES if run % 2 == 0 else SIDES[::-1]:
-                    wall, timings = _build(projects[side], root / "lakehouse", landings[side])
-                    walls[side].append(wall)
-                    nodes[side].append(timings)
-                    print(
-                        f"{patients:>9,} patients  {side}  run {run + 1}: {wall:7.1f} s", flush=True
-                    )
-            base, head = (statistics.median(walls[side]) for side in SIDES)
-            differences = node_differences(nodes)
-            report.append(
-                {
-                    "patients": patients,
-                    "base_s": walls["base"],
-                    "head_s": walls["head"],
-                    "nodes": [{"node": n, "base_s": b, "head_s": h} for n, b, h in differences],
-                }
-            )
-            print(
-                f"{patients:>9,} patients  median: base {base:.1f} s, head {head:.1f} s, "
-                f"head/base {head / base:.2f}",
-                flush=True,
-            )
-            print(f"{patients:>9,} patients  nodes whose time changed most (median s):")
-            for name, node_base, node_head in differences:
-                print(f"    {name.split('.', 2)[-1]:<48} {node_base:7.1f} -> {node_head:7.1f}")
-    finally:
-        _git("worktree", "remove", "--force", str(worktree))
-        shutil.rmtree(root / "lakehouse", ignore_errors=True)
+    with base_worktree(root / "base", commit) as worktree:
+        projects = {"base": worktree, "head": ROOT}
+        print(f"base {commit[:10]}, head {head_commit[:10]}", flush=True)
+        try:
+            report = _compare(projects, root, sizes, args.runs)
+        finally:
+            shutil.rmtree(root / "lakehouse", ignore_errors=True)
     if args.out:
         args.out.write_text(
-            json.dumps({"base": base_commit, "head": head_commit, "results": report}, indent=2)
+            json.dumps({"base": commit, "head": head_commit, "results": report}, indent=2)
         )
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
@@ -213,28 +214,66 @@ def test_code_generation_is_off_unless_asked_for(
     assert settings["spark.sql.codegen.factoryMode"] == factory
 
 
+PROJECT_JVM = " -XX:CompileThresholdScaling=3 -XX:+UseParallelGC"
+BACK_TO_G1 = "-XX:-UseParallelGC -XX:+UseG1GC"
+
+
 @pytest.mark.parametrize(
     ("value", "ends"),
     [
-        (None, " -XX:CompileThresholdScaling=3"),
-        ("", " -XX:CompileThresholdScaling=3"),
-        (
-            "-XX:CompileThresholdScaling=1",
-            " -XX:CompileThresholdScaling=3 -XX:CompileThresholdScaling=1",
-        ),
+        (None, PROJECT_JVM),
+        ("", PROJECT_JVM),
+        ("-XX:CompileThresholdScaling=1", f"{PROJECT_JVM} -XX:CompileThresholdScaling=1"),
+        (BACK_TO_G1, f"{PROJECT_JVM} {BACK_TO_G1}"),
     ],
 )
-def test_the_jit_threshold_is_raised_and_java_options_come_last(
+def test_the_jvm_flags_come_first_and_java_options_last(
     monkeypatch: pytest.MonkeyPatch, value: str | None, ends: str
 ) -> None:
     """The driver JVM compiles later than HotSpot's default (bench/codegen.py --setting
-    jit measures it); LAKEHOUSE_JAVA_OPTIONS comes after, so a flag there wins."""
+    jit measures it) and collects with the parallel collector (bench/long_jvm.py);
+    LAKEHOUSE_JAVA_OPTIONS comes after, so a flag there wins."""
     if value is None:
         monkeypatch.delenv("LAKEHOUSE_JAVA_OPTIONS", raising=False)
     else:
         monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", value)
     options = spark.spark_settings()["spark.driver.extraJavaOptions"]
     assert options.endswith(ends) and "-Dlog4j2.configurationFile=" in options
+
+
+@pytest.mark.parametrize(("value", "collector"), [(None, "UseParallelGC"), (BACK_TO_G1, "UseG1GC")])
+def test_the_jvm_starts_with_the_project_flags_and_with_the_documented_override(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, collector: str
+) -> None:
+    """A JVM accepts the driver's options as rendered: one collector, never two (a second
+    -XX:+Use...GC alone would stop the JVM before Spark starts)."""
+    if value is None:
+        monkeypatch.delenv("LAKEHOUSE_JAVA_OPTIONS", raising=False)
+    else:
+        monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", value)
+    options = spark.spark_settings()["spark.driver.extraJavaOptions"].split()
+    done = subprocess.run(
+        ["java", *options, "-XX:+PrintFlagsFinal", "-version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    chosen = {
+        line.split()[1]
+        for line in done.stdout.splitlines()
+        if line.split()[1:2] and line.split()[1].endswith("GC") and "= true" in line
+    }
+    assert collector in chosen and len(chosen & {"UseParallelGC", "UseG1GC", "UseSerialGC"}) == 1
+
+
+def test_the_status_store_keeps_only_the_recent_past() -> None:
+    """Spark's status store (kept with the UI off) holds 50 SQL executions, 100 jobs and
+    stages and 1,000 tasks, not 1,000 / 1,000 / 1,000 / 100,000."""
+    settings = spark.spark_settings()
+    assert settings["spark.sql.ui.retainedExecutions"] == "50"
+    assert settings["spark.ui.retainedJobs"] == settings["spark.ui.retainedStages"] == "100"
+    assert settings["spark.ui.retainedTasks"] == "1000"
 
 
 def test_path_mode_leaves_the_metastore_alone() -> None:
