@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -37,6 +37,7 @@ help:
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
 	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
 	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
+	@echo "make bench-long-jvm    one test suite of this checkout and of an earlier revision at once, command by command: a JVM that lives long (BENCH_ARGS=\"--base REV\")"
 	@echo "make bench-build-cost  dbt build of this checkout and of an earlier revision, side by side (BENCH_ARGS=\"--base REV --patients 100000\")"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
@@ -137,6 +138,9 @@ bench-start: setup
 
 bench-build-cost: setup
 	$(PY) bench/build_cost.py $(BENCH_ARGS)
+
+bench-long-jvm: setup
+	$(PY) bench/long_jvm.py $(BENCH_ARGS)
 
 clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs
