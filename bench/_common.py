@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -83,6 +84,25 @@ def git(*args: str) -> str:
     if done.returncode != 0:
         raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout.strip()
+
+
+def fresh_bench_state(name: str) -> Path:
+    """bench_state(name), emptied: what an earlier run of the bench left is gone."""
+    state = bench_state(name)
+    shutil.rmtree(state, ignore_errors=True)
+    state.mkdir(parents=True)
+    return state
+
+
+def revision_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The arguments of a bench comparing this checkout with an earlier revision: --base
+    and --out; the caller adds its own."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--base", required=True, help="the earlier revision (a commit or ref)")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    return parser
 
 
 def base_commit(parser: argparse.ArgumentParser, base: str) -> str:

@@ -20,7 +20,6 @@ State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-build-cost, apart from `make 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -32,7 +31,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import ROOT, base_commit, base_worktree, bench_state, demo_sizes, git
+from bench._common import (
+    ROOT,
+    base_commit,
+    base_worktree,
+    demo_sizes,
+    fresh_bench_state,
+    git,
+    revision_parser,
+)
 
 SIDES = ("base", "head")
 
@@ -132,25 +139,17 @@ def _compare(projects: dict[str, Path], root: Path, sizes: list[int], runs: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python bench/build_cost.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--base", required=True, help="the earlier revision (a commit or ref)")
+    parser = revision_parser("python bench/build_cost.py", __doc__)
     parser.add_argument(
         "--patients", default="1000", help="demo sizes, comma-separated (default 1000)"
     )
     parser.add_argument("--runs", type=int, default=1, help="runs per side (default 1)")
-    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     sizes = demo_sizes(parser, args.patients, args.runs)
     commit = base_commit(parser, args.base)
     head_commit = git("rev-parse", "HEAD")
 
-    root = bench_state("bench-build-cost")
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
+    root = fresh_bench_state("bench-build-cost")
     with base_worktree(root / "base", commit) as worktree:
         projects = {"base": worktree, "head": ROOT}
         print(f"base {commit[:10]}, head {head_commit[:10]}", flush=True)

@@ -20,10 +20,8 @@ State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-long-jvm, apart from `make ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -31,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import ROOT, base_commit, base_worktree, bench_state, git
+from bench._common import ROOT, base_commit, base_worktree, fresh_bench_state, git, revision_parser
 
 SIDES = ("base", "head")
 DEFAULT_SUITE = "tests/functional/test_aggregates.py"
@@ -53,18 +51,12 @@ def totals(rows: list[tuple[float, float, float, str]]) -> tuple[float, float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python bench/long_jvm.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--base", required=True, help="the earlier revision (a commit or ref)")
+    parser = revision_parser("python bench/long_jvm.py", __doc__)
     parser.add_argument(
         "--suite",
         default=DEFAULT_SUITE,
         help=f"a test file of tests/ that drives dbt (default {DEFAULT_SUITE})",
     )
-    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     suite = Path(args.suite)
     if suite.is_absolute() or ".." in suite.parts or suite.parts[:1] != ("tests",):
@@ -74,9 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = base_commit(parser, args.base)
     head_commit = git("rev-parse", "HEAD")
 
-    root = bench_state("bench-long-jvm")
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
+    root = fresh_bench_state("bench-long-jvm")
     with base_worktree(root / "base", commit) as worktree:
         if not (worktree / suite).is_file():
             raise SystemExit(f"{suite} is not in {args.base}")
