@@ -73,30 +73,44 @@ def main(argv: list[str] | None = None) -> int:
         projects = {"base": worktree, "head": ROOT}
         print(f"base {commit[:10]}, head {head_commit[:10]}: {suite}, both at once", flush=True)
         started = time.perf_counter()
-        running = {}
-        for side in SIDES:
-            env = {
-                **os.environ,
-                "TEST_DBT_TIMINGS": str(root / f"{side}.tsv"),
-                "PYTHONPATH": str(projects[side]),
-            }
-            # the suite's own conftest gives each side a throw-away lakehouse and JVM
-            for key in ("LAKEHOUSE_DIR", "LAKEHOUSE_PROJECT_DIR", "DBT_PROFILES_DIR"):
-                env.pop(key, None)
-            log = (root / f"{side}.log").open("w")
-            running[side] = subprocess.Popen(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(suite)],
-                cwd=projects[side],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        running: dict[str, subprocess.Popen] = {}
         walls: dict[str, float] = {}
-        while len(walls) < len(SIDES):  # each side's own end, whichever ends first
+        try:
             for side in SIDES:
-                if side not in walls and running[side].poll() is not None:
-                    walls[side] = time.perf_counter() - started
-            time.sleep(1)
+                env = {
+                    **os.environ,
+                    "TEST_DBT_TIMINGS": str(root / f"{side}.tsv"),
+                    "PYTHONPATH": str(projects[side]),
+                }
+                # the suite's own conftest gives each side a throw-away lakehouse and JVM
+                for key in ("LAKEHOUSE_DIR", "LAKEHOUSE_PROJECT_DIR", "DBT_PROFILES_DIR"):
+                    env.pop(key, None)
+                with (root / f"{side}.log").open("w") as log:
+                    running[side] = subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "pytest",
+                            "-q",
+                            "-p",
+                            "no:cacheprovider",
+                            str(suite),
+                        ],
+                        cwd=projects[side],
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+            while len(walls) < len(SIDES):  # each side's own end, whichever ends first
+                for side in SIDES:
+                    if side not in walls and running[side].poll() is not None:
+                        walls[side] = time.perf_counter() - started
+                time.sleep(1)
+        finally:  # interrupted: no suite left running on a removed worktree
+            for process in running.values():
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
         for side in SIDES:
             code = running[side].returncode
             if code != 0:
