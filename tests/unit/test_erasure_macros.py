@@ -347,3 +347,71 @@ def test_the_batch_is_computed_once_in_memory_and_released(jinja: Jinja, target:
     assert ctx["batch_cache"] is None and "privacy.erasure_tombstones" in str(
         macros._batch_base(ctx)
     )
+
+
+def test_a_small_batch_prunes_relations_keyed_by_pseudonym_only(jinja: Jinja) -> None:
+    """The pruning path (issue 23): the batch's pseudonym prefixes join the MERGE's ON
+    clause as target-only predicates Delta skips files with; a relation keyed by a raw
+    id (the vault) never gets a literal."""
+    sql = jinja.compile_inline(
+        "{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) if s.relation_name in ('silver.patients', 'privacy.subject_keys') %}"
+        "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view', ['0a1f', 'e3b0']) }}@@{% endfor %}"
+    )
+    patients, vault = (part.strip() for part in sql.split("@@") if part.strip())
+    assert (
+        "on target.`patient_pseudonym` = erase.erase_key and "
+        "(startswith(target.`patient_pseudonym`, '0a1f') or startswith(target.`patient_pseudonym`, 'e3b0'))"
+    ) in patients
+    assert "startswith" not in vault and "0a1f" not in vault
+    # without prefixes: the MERGE as before, every file read
+    plain = jinja.compile_inline(
+        "{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) if s.relation_name == 'silver.patients' %}"
+        "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view') }}{% endfor %}"
+    )
+    assert "on target.`patient_pseudonym` = erase.erase_key\n" in plain
+    assert "startswith" not in plain
+
+
+@pytest.mark.parametrize(
+    "prefix", ["0A1F", "0a1f' or '1'='1", "", "0a1g", None, "0a1f0a1f0a1f0a1f0"]
+)
+def test_a_pruning_prefix_that_is_not_lower_case_hex_never_reaches_sql(
+    jinja: Jinja, prefix: object
+) -> None:
+    success, errors = jinja.compile_errors(
+        f"{{{{ gdpr_lakehouse._pruning_predicate('target.k', [{json.dumps(prefix)}]) }}}}"
+    )
+    assert not success and "is not lower-case hex" in errors
+
+
+@pytest.mark.parametrize(
+    "settings,message",
+    [
+        ({"erasure_pruning_max_prefixes": -1}, "erasure_pruning_max_prefixes is -1"),
+        ({"erasure_pruning_max_prefixes": 5000}, "from 0 to 1024 (0 turns pruning off)"),
+        ({"erasure_pruning_max_prefixes": "256"}, "erasure_pruning_max_prefixes is 256"),
+        ({"erasure_pruning_max_prefixes": True}, "erasure_pruning_max_prefixes is True"),
+        (
+            {"erasure_pruning_prefix_chars": 0},
+            "erasure_pruning_prefix_chars is 0; it must be a whole number from 1 to 16",
+        ),
+        ({"erasure_pruning_prefix_chars": 2.5}, "erasure_pruning_prefix_chars is 2.5"),
+    ],
+)
+def test_pruning_settings_are_checked(jinja: Jinja, settings: dict, message: str) -> None:
+    success, errors = jinja.with_vars(settings).compile_errors(
+        "{{ tojson(gdpr_lakehouse._pruning_settings()) }}"
+    )
+    assert not success and message in errors and "Nothing was run" in errors
+
+
+def test_pruning_settings_default_and_off(jinja: Jinja) -> None:
+    assert json.loads(jinja.compile_inline("{{ tojson(gdpr_lakehouse._pruning_settings()) }}")) == {
+        "max_prefixes": 256,
+        "prefix_chars": 4,
+    }
+    off = jinja.with_vars({"erasure_pruning_max_prefixes": 0})
+    assert json.loads(off.compile_inline("{{ tojson(gdpr_lakehouse._pruning_settings()) }}")) == {
+        "max_prefixes": 0,
+        "prefix_chars": 4,
+    }

@@ -105,9 +105,75 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
 {%- endif %}
 {%- endmacro %}
 
-{#- The batched write: one MERGE for the whole batch. -#}
-{% macro _erase_sql(step, base) -%}
-    {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base))) }}
+{#- The batched write: one MERGE for the whole batch; for a relation keyed by
+    pseudonym, with the batch's pseudonym prefixes when it has them (_pruning_prefixes). -#}
+{% macro _erase_sql(step, base, prefixes=none) -%}
+    {{ return(gdpr_lakehouse._erase_merge_sql(step, gdpr_lakehouse._batch_source(step, base),
+        prefixes=prefixes if step.key_kind == 'pseudonym' else none)) }}
+{%- endmacro %}
+
+{#- The pruning settings, checked before anything is written: var
+    erasure_pruning_max_prefixes (default 256; 0 turns pruning off) and var
+    erasure_pruning_prefix_chars (default 4, 1 to 16). Returns {max_prefixes, chars}. -#}
+{% macro _pruning_settings() -%}
+    {%- set settings = {} -%}
+    {%- for name, default, low, high in [('erasure_pruning_max_prefixes', 256, 0, 1024), ('erasure_pruning_prefix_chars', 4, 1, 16)] -%}
+        {%- set value = var(name, default) -%}
+        {%- if value is boolean or value is not number or value != (value | int) or value < low or value > high -%}
+            {%- do exceptions.raise_compiler_error("var " ~ name ~ " is " ~ (value | string)[:40] ~ "; it must be a whole number from "
+                ~ low ~ " to " ~ high ~ (" (0 turns pruning off)" if low == 0 else "") ~ ". Nothing was run") -%}
+        {%- endif -%}
+        {%- do settings.update({name.replace('erasure_pruning_', ''): value | int}) -%}
+    {%- endfor -%}
+    {{ return(settings) }}
+{%- endmacro %}
+
+{#- The batch's pseudonym prefixes (their first erasure_pruning_prefix_chars hex
+    digits), for the file pruning of every relation keyed by pseudonym: a MERGE whose
+    ON clause also says `startswith(target.key, '<prefix>') or ...` lets Delta skip,
+    from the min/max statistics of its log, every file whose key range holds none of
+    them (MergeIntoCommandBase.getTargetOnlyPredicates), so a small batch reads the
+    files that can hold its subjects, not the whole relation (when the relation is
+    clustered by its key: cluster_by_subject). The rows matched are the same: every
+    row the MERGE erases has one of the prefixes. Only a prefix of a pseudonym reaches
+    the SQL text and the Delta log's operationParameters, never an id: 16 bits of a
+    SHA-256 by default, shared by ~1 in 65,536 subjects, and no more than the commit's
+    own list of the files it rewrote tells. None (the MERGE reads every file, as
+    before) when pruning is off, the batch has more distinct prefixes than var
+    erasure_pruning_max_prefixes (a large batch touches most files anyway), or a
+    pseudonym is not lower-case hex (an adopter's own pseudonym macro). -#}
+{% macro _pruning_prefixes(ctx) -%}
+    {%- set settings = ctx.pruning -%}
+    {%- if settings.max_prefixes == 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set found = run_query("select distinct left(subject_pseudonym, " ~ settings.prefix_chars ~ ") from ("
+        ~ gdpr_lakehouse._batch_base(ctx) ~ ") as batch where subject_pseudonym is not null order by 1 limit "
+        ~ (settings.max_prefixes + 1)).columns[0].values() | map('string') | list -%}
+    {%- if found | length > settings.max_prefixes -%}
+        {%- do log('gdpr_erase: the batch has more than ' ~ settings.max_prefixes ~ ' pseudonym prefixes (var erasure_pruning_max_prefixes): every file of every relation is read', info=true) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- for prefix in found if not modules.re.match('^[0-9a-f]{' ~ settings.prefix_chars ~ '}$', prefix) -%}
+        {%- do log('gdpr_erase: a pseudonym of the batch is not lower-case hex: no file pruning, every file of every relation is read', info=true) -%}
+        {{ return(none) }}
+    {%- endfor -%}
+    {{ return(found) }}
+{%- endmacro %}
+
+{#- ` and (startswith(<column>, 'ab12') or ...)`, or nothing without prefixes. Each
+    prefix is checked again here: lower-case hex only reaches the SQL. -#}
+{% macro _pruning_predicate(column, prefixes) -%}
+    {%- if prefixes is none -%}{{ return('') }}{%- endif -%}
+    {%- if prefixes | length == 0 -%}{{ return(' and false') }}{%- endif -%}
+    {%- set terms = [] -%}
+    {%- for prefix in prefixes -%}
+        {%- if not modules.re.match('^[0-9a-f]{1,16}$', prefix | string) -%}
+            {%- do exceptions.raise_compiler_error('gdpr_erase: pseudonym prefix ' ~ (prefix | string)[:20] ~ ' is not lower-case hex') -%}
+        {%- endif -%}
+        {%- do terms.append('startswith(' ~ column ~ ", '" ~ prefix ~ "')") -%}
+    {%- endfor -%}
+    {{ return(' and (' ~ terms | join(' or ') ~ ')') }}
 {%- endmacro %}
 
 {#- Delete (or anonymize: the subject key and PII columns null, the record ids
@@ -117,7 +183,7 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     hundred thousand keys or more is sort-merge joined, which shuffles the whole target
     and costs 4-5x the core-seconds (bench/run.py, "broadcast off"). Pass
     broadcast=false for a key query too large for the driver's memory. -#}
-{% macro _erase_merge_sql(step, keys_sql, broadcast=true) -%}
+{% macro _erase_merge_sql(step, keys_sql, broadcast=true, prefixes=none) -%}
     {%- set key = adapter.quote(step.key) -%}
     {%- set record_ids = step.get('record_ids') or [] if step.action == 'anonymize' else [] -%}
 merge into {{ step.relation }} as target
@@ -126,7 +192,7 @@ using (
     from ({{ keys_sql }}) as batch
     where erase_key is not null
 ) as erase
-on target.{{ key }} = erase.erase_key
+on target.{{ key }} = erase.erase_key{{ gdpr_lakehouse._pruning_predicate('target.' ~ key, prefixes) }}
 {%- if step.action == 'anonymize' %}
 when matched then update set
     {%- for column in [step.key] + step.pii_columns %}
@@ -156,7 +222,7 @@ when matched then delete
         or (none in ctx.types and step.key_kind == 'id') -%}
     {%- do outcome.update({'applies': applies}) -%}
     {%- if applies -%}
-        {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx))) -%}
+        {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx), ctx.get('prune_prefixes'))) -%}
         {%- do outcome.update({'attempts': result.attempts}) -%}
         {%- if result.attempts > 1 -%}
             {%- do log('gdpr_erase: ' ~ step.relation_name ~ ': ' ~ (result.attempts - 1) ~ ' concurrent-write conflict(s) retried', info=true) -%}

@@ -9,7 +9,8 @@
       3. tombstone the subjects (keyed hash), so ingestion, rebuilds and snapshots can
          never bring them back (a write already under way is caught by step 6);
       4. per relation of the plan (erasure_plan: from the graph, DAG order), ONE batched
-         MERGE against the whole batch: WHEN MATCHED THEN DELETE, or UPDATE ... SET
+         MERGE against the whole batch (a small batch's MERGE reads only the files whose
+         key range holds one of its pseudonym prefixes): WHEN MATCHED THEN DELETE, or UPDATE ... SET
          <subject key and PII columns> = NULL for on_erasure: anonymize; write
          conflicts retried (run_with_conflict_retry); every commit tagged with the
          request ids; evidence from the commit's Change Data Feed;
@@ -52,6 +53,7 @@
         'vault': gdpr_lakehouse._control_relation('privacy_subject_keys'),
         'system_keys': gdpr_lakehouse._control_relation('privacy_system_keys'),
         'batch': invocation_id,
+        'pruning': gdpr_lakehouse._pruning_settings(),
     } -%}
     {%- if dry_run -%}
         {{ return(gdpr_lakehouse._erasure_dry_run(plan, ctx, ids)) }}
@@ -119,6 +121,8 @@
     {#- the batch, with each subject's pseudonym from its tombstone, computed once for
         every write and check below (_cache_batch) -#}
     {%- do ctx.update({'batch_cache': gdpr_lakehouse._cache_batch(ctx)}) -%}
+    {#- a small batch reads only the files that can hold its subjects -#}
+    {%- do ctx.update({'prune_prefixes': gdpr_lakehouse._pruning_prefixes(ctx)}) -%}
 
     {#- 4. one batched write per relation, DAG order; 5. the vault last, then its purge.
         Every commit carries the tag: purpose erase, batch id, request ids. -#}
@@ -177,7 +181,8 @@
             {%- do checks.append("select " ~ ns.swept.index(outcome) ~ " as position, count(*) as left_rows from "
                 ~ outcome.step.relation ~ " as target where target." ~ adapter.quote(outcome.step.key)
                 ~ " in (select erase_key from (" ~ gdpr_lakehouse._batch_source(outcome.step, gdpr_lakehouse._batch_base(ctx))
-                ~ ") as batch)") -%}
+                ~ ") as batch)" ~ (gdpr_lakehouse._pruning_predicate('target.' ~ adapter.quote(outcome.step.key), ctx.get('prune_prefixes'))
+                if outcome.step.key_kind == 'pseudonym' else '')) -%}
         {%- endfor -%}
         {%- set back = {} -%}
         {%- for row in (run_query(checks | join('\nunion all\n')) if checks else []) if row[1] | int > 0 -%}

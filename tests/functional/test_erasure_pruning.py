@@ -1,0 +1,133 @@
+"""gdpr_erase's pruning path (issue 23) on real Spark and Delta: a small batch's MERGE
+reads only the files that can hold its subjects, and erases exactly what the MERGE
+that reads every file erases.
+
+The MERGE is the one gdpr_erase runs, rendered from its macro (_erase_merge_sql) in
+plain Jinja, on a relation keyed by pseudonym and laid out by key (repartitioned by
+range, as OPTIMIZE ZORDER BY or liquid clustering on the key leaves it). Proof that
+Delta skipped files, not a model of it: the Parquet files whose key range (their
+min/max statistics) holds none of the batch's prefixes are moved out of the table's
+folder while the pruned MERGE runs, and it succeeds; the MERGE without prefixes,
+given the same missing files, fails on the first one it opens.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from python_jobs.delta_files import read_snapshot
+from tests.jinja_harness import Jinja
+
+pytestmark = pytest.mark.functional
+
+SCHEMA = "erasure_pruning_test"
+ROWS = 20_000
+FILES = 16
+
+
+@pytest.fixture()
+def relation(spark) -> Iterator:
+    """Tables of ROWS rows keyed by a SHA-256 pseudonym (two rows a subject), in FILES
+    files, each a range of the key; deletion vectors on, as every PII relation."""
+
+    def make(name: str) -> str:
+        table = f"{SCHEMA}.{name}"
+        spark.sql(f"drop table if exists {table}")
+        spark.sql(
+            f"create table {table} (subject_pseudonym string, email string, visit bigint) "
+            "using delta tblproperties ('delta.enableDeletionVectors' = 'true')"
+        )
+        spark.sql(
+            f"insert into {table} select /*+ REPARTITION_BY_RANGE({FILES}, subject_pseudonym) */ "
+            "sha2(cast(id div 2 as string), 256) as subject_pseudonym, "
+            "concat('person', id div 2, '@example.org') as email, id as visit "
+            f"from range({ROWS})"
+        )
+        return table
+
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    yield make
+    spark.sql(f"drop schema if exists {SCHEMA} cascade")
+
+
+def _merge(action: str, table: str, keys: list[str], prefixes: list[str] | None) -> str:
+    step = {
+        "relation": table,
+        "key": "subject_pseudonym",
+        "action": action,
+        "pii_columns": ["email"],
+    }
+    keys_sql = "select explode(array(" + ", ".join(f"'{key}'" for key in keys) + ")) as erase_key"
+    return Jinja().macros()._erase_merge_sql(step, keys_sql, prefixes=prefixes)
+
+
+def _pseudonyms(spark, subjects: list[int]) -> list[str]:
+    return [spark.sql(f"select sha2('{subject}', 256)").first()[0] for subject in subjects]
+
+
+def _unreachable(spark, table: str, prefixes: list[str]) -> list[Path]:
+    """The table's files whose key range holds none of the prefixes (their Parquet
+    min/max of the key, which Delta's statistics repeat)."""
+    location = spark.sql(f"describe detail {table}").first()["location"]
+    files = []
+    for path in read_snapshot(Path(location.removeprefix("file:"))).files:
+        column = pq.ParquetFile(path).schema_arrow.get_field_index("subject_pseudonym")
+        metadata = pq.ParquetFile(path).metadata
+        low = min(
+            metadata.row_group(g).column(column).statistics.min
+            for g in range(metadata.num_row_groups)
+        )
+        high = max(
+            metadata.row_group(g).column(column).statistics.max
+            for g in range(metadata.num_row_groups)
+        )
+        if not any(low[: len(p)] <= p <= high[: len(p)] for p in prefixes):
+            files.append(Path(path))
+    return files
+
+
+def _rows(spark, table: str) -> list[tuple]:
+    return sorted((tuple(row) for row in spark.sql(f"select * from {table}").collect()), key=repr)
+
+
+@pytest.mark.parametrize("action", ["delete", "anonymize"])
+def test_the_pruned_merge_reads_only_files_that_can_hold_the_batch_and_erases_the_same_rows(
+    spark, relation, tmp_path: Path, action: str
+) -> None:
+    keys = _pseudonyms(spark, [17, 4242, 9001])
+    prefixes = sorted({key[:4] for key in keys})
+    pruned, full, control = relation("pruned"), relation("full"), relation("control")
+    assert _rows(spark, pruned) == _rows(spark, full)
+
+    away = _unreachable(spark, pruned, prefixes)
+    assert FILES - len(keys) <= len(away) < FILES, "the layout does not separate the keys"
+    moved = [shutil.move(path, tmp_path / path.name) for path in away]
+    spark.sql(_merge(action, pruned, keys, prefixes))
+    for path, back in zip(moved, away, strict=True):
+        shutil.move(path, back)
+
+    # the same files missing: the MERGE without prefixes opens one of them
+    hidden = tmp_path / "control"
+    hidden.mkdir()
+    for path in _unreachable(spark, control, prefixes):
+        shutil.move(path, hidden / path.name)
+    with pytest.raises(Exception, match=r"(?i)FileNotFound|does not exist|FAILED_READ_FILE"):
+        spark.sql(_merge(action, control, keys, None))
+
+    spark.sql(_merge(action, full, keys, None))
+    assert _rows(spark, pruned) == _rows(spark, full)
+    metrics = [
+        spark.sql(f"describe history {table} limit 1").first()["operationMetrics"]
+        for table in (pruned, full)
+    ]
+    name = "numTargetRowsDeleted" if action == "delete" else "numTargetRowsUpdated"
+    assert metrics[0][name] == metrics[1][name] == "6"
+    left = spark.sql(
+        f"select count(*) from {pruned} where subject_pseudonym in ({', '.join(repr(k) for k in keys)})"
+    ).first()[0]
+    assert left == 0
