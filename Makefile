@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-pruning clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -31,6 +31,7 @@ help:
 	@echo "make setup  only the set-up (venv, packages, Delta jars, this machine's key-encryption key)"
 	@echo "make bench          erasure at scale: 6.5M TPC-DS customers, strategies side by side (BENCH_ARGS=\"--rows 65000000 --runs 1\")"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
+	@echo "make bench-pruning  a small batch's MERGE with its pseudonym prefixes vs every file, by layout and batch size (bench/)"
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
@@ -117,6 +118,9 @@ bench: setup
 
 bench-erasure: setup
 	$(PY) bench/erasure.py $(BENCH_ARGS)
+
+bench-pruning: setup
+	$(PY) bench/pruning.py $(BENCH_ARGS)
 
 bench-restore: setup
 	$(PY) bench/restore.py $(BENCH_ARGS)

@@ -7,7 +7,12 @@
       struct). The min/max of such a column in the transaction log would be a copy
       that erasure cannot reach and that outlives a purge by the log's retention:
       a raw id or a pseudonym beside a file's other statistics. An explicit value in
-      the config wins.
+      the config wins. One exception, for erasure by pruning (gdpr_erase,
+      _pruning_prefixes): a subject key of kind pseudonym keeps statistics cut to
+      var erasure_pruning_prefix_chars characters (delta.dataSkippingStringPrefixLength,
+      every string column of the table alike), so the log holds 16 bits of a
+      pseudonym per file by default, never one whole, and Delta can skip the files
+      whose key range holds none of a batch's prefixes.
     - Keys and values are checked, since dbt-spark quotes them without escaping.
 #}
 {% macro spark__tblproperties_clause() -%}
@@ -57,12 +62,35 @@
 {% macro _stats_columns_property(privacy, columns, tblproperties) -%}
     {%- set private = gdpr_lakehouse._stats_excluded_columns(privacy, columns.keys()) -%}
     {%- if not private or 'delta.dataSkippingStatsColumns' in tblproperties -%}{{ return({}) }}{%- endif -%}
+    {%- set pruning = gdpr_lakehouse._stats_pruning_key(privacy) -%}
     {%- set stats_columns = [] -%}
-    {%- for name, column in columns.items() if name not in private and '<' not in (column.data_type or '') -%}
+    {%- for name, column in columns.items() if (name not in private or name == pruning.key) and '<' not in (column.data_type or '') -%}
         {%- do stats_columns.append(name) -%}
     {%- endfor -%}
     {#- no documented column may keep statistics: keep none (the yml documents too
         little to name the columns that may) -#}
-    {{ return({'delta.dataSkippingStatsColumns': stats_columns | join(',')} if stats_columns
-              else {'delta.dataSkippingNumIndexedCols': '0'}) }}
+    {%- if not stats_columns -%}
+        {{ return({'delta.dataSkippingNumIndexedCols': '0'}) }}
+    {%- endif -%}
+    {%- set wanted = {'delta.dataSkippingStatsColumns': stats_columns | join(',')} -%}
+    {%- if pruning.key in stats_columns -%}
+        {%- do wanted.update({'delta.dataSkippingStringPrefixLength': pruning.chars | string}) -%}
+    {%- endif -%}
+    {{ return(wanted) }}
+{%- endmacro %}
+
+{#- {key, chars}: the subject key whose statistics erasure by pruning reads, cut to
+    chars characters; key none when the relation is not keyed by pseudonym, the key
+    is also a PII column or a direct identifier, or pruning is off (var
+    erasure_pruning_max_prefixes 0). And none on Databricks: that it cuts statistics
+    by the table property is not tested here, so the key stays out of them there. -#}
+{% macro _stats_pruning_key(privacy) -%}
+    {%- set settings = gdpr_lakehouse._pruning_settings() -%}
+    {%- set key = privacy.get('subject_key') -%}
+    {%- set classes = gdpr_lakehouse.privacy_column_classes(privacy) -%}
+    {%- if not key or privacy.get('subject_key_kind') != 'pseudonym' or settings.max_prefixes == 0 or target.type == 'databricks'
+          or key in (privacy.get('pii_columns') or []) or classes.get(key | lower) in ('direct_identifier', 'special_category') -%}
+        {{ return({'key': none, 'chars': settings.prefix_chars}) }}
+    {%- endif -%}
+    {{ return({'key': key, 'chars': settings.prefix_chars}) }}
 {%- endmacro %}

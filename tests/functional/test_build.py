@@ -102,22 +102,31 @@ def test_pii_and_subject_keys_are_kept_out_of_delta_statistics(
     Nor does any column the contract classes direct_identifier (a source record id such
     as bronze.encounters' encounter_ref, the hospital's id hashed under the tombstone key) or
     special_category (its diagnosis_code and cost)."""
-    checked = 0
+    checked = pruned = 0
     for relation in built["relations"].values():
         private = set(relation.privacy.get("pii_columns") or [])
-        if relation.privacy.get("subject_key"):
-            private.add(relation.privacy["subject_key"])
+        key = relation.privacy.get("subject_key")
+        if key:
+            private.add(key)
         for kind in ("direct_identifier", "special_category"):
             private.update((relation.privacy.get("classes") or {}).get(kind) or [])
         if not private:
             continue
-        stats = _properties(spark, relation)["delta.dataSkippingStatsColumns"].split(",")
+        properties = _properties(spark, relation)
+        stats = properties["delta.dataSkippingStatsColumns"].split(",")
+        # erasure by pruning (issue 23): a pseudonym key keeps 4 characters of its
+        # statistics, every string statistic of the table cut alike
+        if relation.privacy.get("subject_key_kind") == "pseudonym" and key in stats:
+            assert properties["delta.dataSkippingStringPrefixLength"] == "4", relation.name
+            stats.remove(key)
+            private.discard(key)
+            pruned += 1
         assert stats and not set(stats) & private, (relation.name, set(stats) & private)
         assert not [c for c in stats if c.endswith("pseudonym")], relation.name
         # real column names, not a mask
         assert set(stats) <= set(spark.table(relation.qualified_name).columns), stats
         checked += 1
-    assert checked >= 15
+    assert checked >= 15 and pruned >= 8, (checked, pruned)
 
 
 def test_the_second_build_finds_every_property_already_set(

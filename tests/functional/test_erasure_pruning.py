@@ -6,13 +6,15 @@ The MERGE is the one gdpr_erase runs, rendered from its macro (_erase_merge_sql)
 plain Jinja, on a relation keyed by pseudonym and laid out by key (repartitioned by
 range, as OPTIMIZE ZORDER BY or liquid clustering on the key leaves it). Proof that
 Delta skipped files, not a model of it: the Parquet files whose key range (their
-min/max statistics) holds none of the batch's prefixes are moved out of the table's
+min/max statistics, which the Delta log keeps cut to 4 characters) holds none of the
+batch's prefixes are moved out of the table's
 folder while the pruned MERGE runs, and it succeeds; the MERGE without prefixes,
 given the same missing files, fails on the first one it opens.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,14 +35,18 @@ FILES = 16
 @pytest.fixture()
 def relation(spark) -> Iterator:
     """Tables of ROWS rows keyed by a SHA-256 pseudonym (two rows a subject), in FILES
-    files, each a range of the key; deletion vectors on, as every PII relation."""
+    files, each a range of the key; deletion vectors on and the key's statistics cut
+    to 4 characters, as the build makes a relation keyed by pseudonym."""
 
     def make(name: str) -> str:
         table = f"{SCHEMA}.{name}"
         spark.sql(f"drop table if exists {table}")
         spark.sql(
             f"create table {table} (subject_pseudonym string, email string, visit bigint) "
-            "using delta tblproperties ('delta.enableDeletionVectors' = 'true')"
+            "using delta tblproperties ('delta.enableDeletionVectors' = 'true', "
+            # as the build sets them on a relation keyed by pseudonym (tblproperties_clause)
+            "'delta.dataSkippingStatsColumns' = 'subject_pseudonym,visit', "
+            "'delta.dataSkippingStringPrefixLength' = '4')"
         )
         spark.sql(
             f"insert into {table} select /*+ REPARTITION_BY_RANGE({FILES}, subject_pseudonym) */ "
@@ -131,3 +137,27 @@ def test_the_pruned_merge_reads_only_files_that_can_hold_the_batch_and_erases_th
         f"select count(*) from {pruned} where subject_pseudonym in ({', '.join(repr(k) for k in keys)})"
     ).first()[0]
     assert left == 0
+
+
+def test_the_log_keeps_four_characters_of_a_pseudonym_never_one_whole(spark, relation) -> None:
+    """What erasure by pruning costs in privacy: the Delta log's statistics of the key
+    are cut to 4 characters (16 bits of a SHA-256); no pseudonym of the table is in any
+    file of its log."""
+    table = relation("log")
+    location = Path(spark.sql(f"describe detail {table}").first()["location"].removeprefix("file:"))
+    stats = [
+        json.loads(json.loads(line)["add"]["stats"])
+        for commit in sorted((location / "_delta_log").glob("*.json"))
+        for line in commit.read_text().splitlines()
+        if '"add"' in line
+    ]
+    assert len(stats) == FILES
+    for entry in stats:
+        low, high = entry["minValues"]["subject_pseudonym"], entry["maxValues"]["subject_pseudonym"]
+        # the max gets a tie-breaker character after its prefix (0x7f for ASCII)
+        assert len(low) == 4 and high[:4] >= low and high[4:] in ("", "\x7f"), (low, high)
+    keys = {row[0] for row in spark.sql(f"select subject_pseudonym from {table}").collect()}
+    logged = b"".join(
+        path.read_bytes() for path in (location / "_delta_log").iterdir() if path.is_file()
+    )
+    assert not [key for key in keys if key.encode() in logged]

@@ -72,3 +72,43 @@ def test_a_relation_documenting_only_its_key_keeps_no_statistics() -> None:
     assert Macros()._stats_columns_property(keyed, _columns("customer_id"), {}) == {
         "delta.dataSkippingNumIndexedCols": "0"
     }
+
+
+def test_a_pseudonym_key_keeps_statistics_cut_to_the_pruning_prefix() -> None:
+    """Erasure by pruning (issue 23): a relation keyed by pseudonym keeps its key's
+    statistics, cut to erasure_pruning_prefix_chars characters for every string column
+    of the table; its other pseudonyms and PII stay out. Off (max prefixes 0) or on
+    Databricks: the key stays out, as before."""
+    silver = {
+        "subject_key": "patient_pseudonym",
+        "subject_key_kind": "pseudonym",
+        "pii_columns": ["email_enc"],
+    }
+    columns = _columns("patient_pseudonym", "email_enc", "city", "other_pseudonym")
+    assert Macros()._stats_columns_property(silver, columns, {}) == {
+        "delta.dataSkippingStatsColumns": "patient_pseudonym,city",
+        "delta.dataSkippingStringPrefixLength": "4",
+    }
+    eight = Macros(
+        {"var": lambda name, default=None: 8 if name == "erasure_pruning_prefix_chars" else default}
+    )
+    assert eight._stats_columns_property(silver, columns, {}) == {
+        "delta.dataSkippingStatsColumns": "patient_pseudonym,city",
+        "delta.dataSkippingStringPrefixLength": "8",
+    }
+    off = Macros(
+        {"var": lambda name, default=None: 0 if name == "erasure_pruning_max_prefixes" else default}
+    )
+    databricks = Macros({"target": SimpleNamespace(type="databricks", name="databricks")})
+    # a raw id as the key, the key also a PII column: out
+    raw = {**silver, "subject_key_kind": "id"}
+    listed = {**silver, "pii_columns": ["email_enc", "patient_pseudonym"]}
+    for macros, privacy in (
+        (off, silver),
+        (databricks, silver),
+        (Macros(), raw),
+        (Macros(), listed),
+    ):
+        assert macros._stats_columns_property(privacy, columns, {}) == {
+            "delta.dataSkippingStatsColumns": "city"
+        }
