@@ -415,3 +415,60 @@ def test_pruning_settings_default_and_off(jinja: Jinja) -> None:
         "max_prefixes": 0,
         "prefix_chars": 4,
     }
+
+
+def test_cluster_by_subject_lays_out_every_relation_keyed_by_pseudonym(jinja: Jinja) -> None:
+    steps = json.loads(
+        jinja.compile_inline(
+            "{% set out = [] %}{% for s in gdpr_lakehouse._cluster_steps() %}"
+            "{% do out.append([s.relation_name, s.key, s.layout]) %}{% endfor %}{{ tojson(out) }}"
+        )
+    )
+    relations = {name: (key, layout) for name, key, layout in steps}
+    assert relations["silver.patients"] == ("patient_pseudonym", "zorder")
+    assert relations["bronze.clicks"] == ("user_pseudonym", "zorder")
+    assert "privacy.subject_keys" not in relations  # the vault: a raw id, shredded
+    assert len(relations) >= 8
+    zorder, liquid, again = (
+        jinja.compile_inline(
+            "{% for s in gdpr_lakehouse._cluster_steps() if s.relation_name == 'silver.patients' %}"
+            "{% do s.update({'layout': '" + layout + "'}) %}"
+            "{{ tojson(gdpr_lakehouse._cluster_statements(s, {'clusteringColumns': "
+            + columns
+            + "})) }}"
+            "{% endfor %}"
+        )
+        for layout, columns in (
+            ("zorder", "[]"),
+            ("liquid", "[]"),
+            ("liquid", "['patient_pseudonym']"),
+        )
+    )
+    assert json.loads(zorder) == ["optimize silver.patients zorder by (`patient_pseudonym`)"]
+    assert json.loads(liquid) == [
+        "alter table silver.patients cluster by (`patient_pseudonym`)",
+        "optimize silver.patients",
+    ]
+    assert json.loads(again) == ["optimize silver.patients"]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ("relations='silver.patients'", "must be a non-empty list"),
+        ("relations=[]", "must be a non-empty list"),
+        ("relations=['privacy.subject_keys']", "is not a relation keyed by pseudonym"),
+        ("relations=['silver.patients; drop table x']", "is not a relation keyed by pseudonym"),
+        ("layout='zorder'", "layout"),
+    ],
+)
+def test_cluster_by_subject_refuses_bad_arguments(jinja: Jinja, args: str, message: str) -> None:
+    success, errors = jinja.compile_errors(f"{{{{ gdpr_lakehouse.cluster_by_subject({args}) }}}}")
+    assert not success and message in errors
+
+
+def test_cluster_after_build_takes_only_a_boolean(jinja: Jinja) -> None:
+    success, errors = jinja.with_vars({"cluster_after_build": "yes"}).compile_errors(
+        "{{ gdpr_lakehouse.cluster_after_build() }}"
+    )
+    assert not success and "it must be true or false" in errors
