@@ -327,6 +327,27 @@ def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) ->
     assert set(tags[0]["request_ids"]) <= request_ids
 
 
+def test_a_small_batch_erases_by_pruning_naming_four_hex_digits(
+    erased: dict, spark: SparkSession
+) -> None:
+    """Erasure by pruning (issue 23), end to end: the batch's MERGE on a relation keyed
+    by pseudonym carries the subjects' pseudonym prefixes (4 hex digits) for Delta's
+    file skipping; the log holds those, never a whole pseudonym (test_evidence_is_complete
+    counts what it erased)."""
+    patient = erased["subjects"][0]
+    merges = [
+        row["operationParameters"]["predicate"]
+        for row in spark.sql("describe history silver.patients limit 30").collect()
+        if row["operation"] == "MERGE" and '"erase"' in (row["userMetadata"] or "")
+    ]
+    assert merges, "no erasure commit on silver.patients"
+    assert any(
+        "StartsWith(patient_pseudonym#" in m and f", {patient['pseudonym'][:4]})" in m
+        for m in merges
+    ), merges
+    assert not [m for m in merges if patient["pseudonym"] in m]
+
+
 def test_the_sweep_counts_a_relation_only_if_written_since_its_erasure(
     erased: dict, lakehouse: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
@@ -421,11 +442,21 @@ def test_a_rerun_resumes_an_interrupted_batch_and_counts_once(
     spark.sql(f"delete from bronze.encounters where patient_pseudonym = '{pseudonym}'")
     spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
 
-    dbt.operation("gdpr_erase")
+    # resumed with pruning off: the MERGE that reads every file, same evidence
+    success, errors = dbt.invoke_errors(
+        "run-operation", "gdpr_erase", "--vars", json.dumps({"erasure_pruning_max_prefixes": 0})
+    )
+    assert success, errors
     request = spark.sql(
         f"select * from privacy.erasure_requests where subject_id = '{subject_id}'"
     ).first()
     assert request["status"] == "erased" and request["batch_id"] == "crashed-batch"
+    merge = next(
+        row["operationParameters"]["predicate"]
+        for row in spark.sql("describe history silver.encounters limit 10").collect()
+        if row["operation"] == "MERGE" and "crashed-batch" in (row["userMetadata"] or "")
+    )
+    assert "StartsWith" not in merge and "erase_key" in merge, merge
     evidence = spark.sql(
         f"select rows_affected, status from privacy.erasure_evidence where request_id = '{request['request_id']}' "
         "and relation = 'bronze.encounters'"
