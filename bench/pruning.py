@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import io
 import json
+import shutil
 import sys
 import time
 from datetime import UTC, datetime
@@ -141,9 +142,10 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = get_spark("gdpr_lakehouse.bench_pruning")
     sql = spark.sql
-    sql("create schema if not exists pruning")
-    for table in (*SOURCE.values(), TARGET, KEYS):
-        sql(f"drop table if exists {table}")
+    # a fresh schema: an interrupted run may leave a table's folder without its table
+    sql("drop schema if exists pruning cascade")
+    shutil.rmtree(state / "warehouse" / "pruning.db", ignore_errors=True)
+    sql("create schema pruning")
     payload = ", ".join(
         f"concat('{name}-', cast(id * {n + 7} % 1000003 as string)) as {name}"
         for n, name in enumerate(("full_name", "email", "address", "city", "phone", "insurer"))
