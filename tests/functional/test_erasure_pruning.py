@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from python_jobs.delta_files import read_snapshot
+from tests.dbt_harness import build_once
 from tests.jinja_harness import Jinja
 
 pytestmark = pytest.mark.functional
@@ -161,3 +162,39 @@ def test_the_log_keeps_four_characters_of_a_pseudonym_never_one_whole(spark, rel
         path.read_bytes() for path in (location / "_delta_log").iterdir() if path.is_file()
     )
     assert not [key for key in keys if key.encode() in logged]
+
+
+def test_cluster_by_subject_lays_a_relation_out_by_its_key(dbt, spark) -> None:
+    """`dbt run-operation cluster_by_subject` on the lakehouse: silver.patients
+    (meta.privacy.layout unset: zorder) is Z-ordered by its pseudonym key, in a commit
+    tagged purpose cluster; its rows are the same."""
+    build_once(dbt, spark)
+    rows = _rows(spark, "silver.patients")
+    dbt.operation("cluster_by_subject", {"relations": ["silver.patients"]})
+    newest = spark.sql("describe history silver.patients limit 1").first()
+    assert newest["operation"] == "OPTIMIZE", newest["operation"]
+    assert "patient_pseudonym" in newest["operationParameters"]["zOrderBy"]
+    assert json.loads(newest["userMetadata"])["purpose"] == "cluster"
+    assert _rows(spark, "silver.patients") == rows
+    success, errors = dbt.operation(
+        "cluster_by_subject", {"relations": ["privacy.subject_keys"]}, expect_success=False
+    )
+    assert not success and "is not a relation keyed by pseudonym" in errors
+
+
+def test_the_liquid_layout_clusters_a_relation_made_without_it(spark, relation) -> None:
+    """meta.privacy.layout liquid on a relation the build made unclustered, with
+    deletion vectors and the change feed: ALTER TABLE ... CLUSTER BY, then OPTIMIZE;
+    a second run only optimizes."""
+    table = relation("liquid")
+    spark.sql(f"alter table {table} set tblproperties ('delta.enableChangeDataFeed' = 'true')")
+    step = {"relation": table, "key": "subject_pseudonym", "layout": "liquid"}
+    macros = Jinja().macros()
+    for statement in macros._cluster_statements(
+        step, spark.sql(f"describe detail {table}").first().asDict()
+    ):
+        spark.sql(statement)
+    detail = spark.sql(f"describe detail {table}").first()
+    assert list(detail["clusteringColumns"]) == ["subject_pseudonym"]
+    assert macros._cluster_statements(step, detail.asDict()) == [f"optimize {table}"]
+    assert spark.sql(f"select count(*) from {table}").first()[0] == ROWS

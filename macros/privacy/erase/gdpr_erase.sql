@@ -123,6 +123,9 @@
     {%- do ctx.update({'batch_cache': gdpr_lakehouse._cache_batch(ctx)}) -%}
     {#- a small batch reads only the files that can hold its subjects -#}
     {%- do ctx.update({'prune_prefixes': gdpr_lakehouse._pruning_prefixes(ctx)}) -%}
+    {%- if ctx.prune_prefixes is not none -%}
+        {%- do gdpr_lakehouse._pruning_session(true) -%}
+    {%- endif -%}
 
     {#- 4. one batched write per relation, DAG order; 5. the vault last, then its purge.
         Every commit carries the tag: purpose erase, batch id, request ids. -#}
@@ -135,6 +138,9 @@
     {#- 6. a write that read the tombstones before step 3 and committed after its
         relation was erased (ingestion, a rebuild) brings rows back: sweep -#}
     {%- set outcomes = gdpr_lakehouse._sweep(outcomes, ctx) -%}
+    {%- if ctx.prune_prefixes is not none -%}
+        {%- do gdpr_lakehouse._pruning_session(false) -%}
+    {%- endif -%}
 
     {#- 7. evidence per request and relation, recounted from the erasure commits; then
         requests whose every relation is done are erased -#}
