@@ -80,8 +80,9 @@
 {%- endmacro %}
 
 {#- {key, chars}: the subject key whose statistics erasure by pruning reads, cut to
-    chars characters; key none when the relation is not keyed by pseudonym, the key
-    is also a PII column or a direct identifier, or pruning is off (var
+    chars characters (the contract classes a pseudonym key a direct identifier: it is
+    the subject's key); key none when the relation is not keyed by pseudonym, the key
+    is also a PII column or special-category, or pruning is off (var
     erasure_pruning_max_prefixes 0). And none on Databricks: that it cuts statistics
     by the table property is not tested here, so the key stays out of them there. -#}
 {% macro _stats_pruning_key(privacy) -%}
@@ -89,7 +90,7 @@
     {%- set key = privacy.get('subject_key') -%}
     {%- set classes = gdpr_lakehouse.privacy_column_classes(privacy) -%}
     {%- if not key or privacy.get('subject_key_kind') != 'pseudonym' or settings.max_prefixes == 0 or target.type == 'databricks'
-          or key in (privacy.get('pii_columns') or []) or classes.get(key | lower) in ('direct_identifier', 'special_category') -%}
+          or key in (privacy.get('pii_columns') or []) or classes.get(key | lower) == 'special_category' -%}
         {{ return({'key': none, 'chars': settings.prefix_chars}) }}
     {%- endif -%}
     {{ return({'key': key, 'chars': settings.prefix_chars}) }}

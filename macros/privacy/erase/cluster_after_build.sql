@@ -14,7 +14,7 @@
         {%- do exceptions.raise_compiler_error("var cluster_after_build is " ~ (on | string)[:40] ~ "; it must be true or false") -%}
     {%- endif -%}
     {%- if execute and on and model is mapping -%}
-        {%- for step in gdpr_lakehouse._cluster_steps() if step.node == model.unique_id and step.layout != 'none' -%}
+        {%- for step in gdpr_lakehouse._cluster_steps() if step.node == model.unique_id and step.layout != 'none' and step.has_stats -%}
             {%- for statement in gdpr_lakehouse._cluster_statements(step, run_query('describe detail ' ~ this).rows[0]) -%}
                 {%- do run_query(statement) -%}
             {%- endfor -%}

@@ -45,6 +45,8 @@
     {%- for step in steps -%}
         {%- if step.layout == 'none' -%}
             {%- do rows.append([step.relation_name, 'none', '', 'left as it is']) -%}
+        {%- elif not step.has_stats -%}
+            {%- do rows.append([step.relation_name, step.layout, '', 'left as it is: no statistics on ' ~ step.key ~ ' (pruning off, or Databricks)']) -%}
         {%- elif adapter.get_relation(database=none, schema=step.relation.schema, identifier=step.relation.identifier) is none -%}
             {%- do rows.append([step.relation_name, step.layout, '', 'not built']) -%}
         {%- else -%}
@@ -76,9 +78,11 @@
             {%- do exceptions.raise_compiler_error("cluster_by_subject: " ~ step.node ~ " meta.privacy.layout is " ~ (layout | string)[:40]
                 ~ "; allowed: zorder, liquid, none") -%}
         {%- endif -%}
-        {%- set laid = {'layout': layout} -%}
+        {%- set laid = {} -%}
         {%- do laid.update(step) -%}
-        {%- do laid.update({'layout': layout}) -%}
+        {#- Z-order and liquid clustering need statistics on the key: kept only for
+            erasure by pruning (tblproperties_clause, _stats_pruning_key) -#}
+        {%- do laid.update({'layout': layout, 'has_stats': gdpr_lakehouse._stats_pruning_key(privacy).key == step.key}) -%}
         {%- do steps.append(laid) -%}
     {%- endfor -%}
     {{ return(steps) }}
