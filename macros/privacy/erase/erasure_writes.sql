@@ -170,8 +170,9 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
 {#- ` and left(<column>, 4) in ('ab12', ...) and (startswith(<column>, 'ab12') or ...)`,
     or nothing without prefixes. The OR of startswith is what Delta skips files with
     (the log's min/max statistics); it is also evaluated on every row of the files
-    read, which costs one comparison per prefix per row (100 prefixes: 2.6x the MERGE
-    that reads every file, bench/pruning.py). The IN before it is a hash lookup per
+    read, which costs one comparison per prefix per row (with Parquet's pushdown,
+    _pruning_session: 100 prefixes cost 2.6x the MERGE that reads every file in
+    bench/pruning.py before the two fixes). The IN before it is a hash lookup per
     row that is false for almost every row, so the OR runs only on the rows of the
     batch's prefixes. Each prefix is checked again here: lower-case hex only reaches
     the SQL. -#}
