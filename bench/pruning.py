@@ -18,13 +18,18 @@ the key space), on a fresh SHALLOW CLONE of each layout, side by side in one JVM
   DELETE ... IN       a literal DELETE ... WHERE key IN (...), as a reference only (it
                       puts every key into the SQL text and the Delta log)
 
-Both MERGEs are rendered from the macro (_erase_merge_sql) by dbt. Each run is checked
-(Delta's rows deleted == the rows those keys hold). Files and bytes read: the files
-whose key range (their Parquet min/max, which Delta's statistics repeat) holds a
-prefix (pruned), a key (DELETE ... IN), or every file (MERGE). That Delta reads only
+Both MERGEs are rendered from the macro (_erase_merge_sql) by dbt, and every case runs
+with Parquet's string-predicate pushdown off, as gdpr_erase runs a pruned batch. Each
+run is checked (Delta's rows deleted == the rows those keys hold). Files and bytes
+read: the files whose key range (their Parquet min/max, which Delta's statistics
+repeat, cut to 4 characters) holds a prefix (pruned) or every file (MERGE); for
+DELETE ... IN the files that can hold a key (Delta itself skips by the list's overall
+range only; Parquet's statistics skip the row groups of the others). That Delta reads only
 those, and not a model of it, is tested: tests/functional/test_erasure_pruning.py runs
 the pruned MERGE with every other file removed from disk. Core-seconds are the Spark
-JVM's CPU time (/proc); the median of --runs runs is reported.
+JVM's CPU time (/proc); the median of --runs runs is reported. Writes
+pruning_<rows>.json and .png to --out (default <LAKEHOUSE_DIR>/bench-pruning/reports);
+--replot JSON redraws a past run's chart.
 """
 
 from __future__ import annotations
@@ -121,8 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=200, help="files of the Z-ordered layout")
     parser.add_argument("--sizes", type=int, nargs="*", default=[1, 10, 100, 1000])
     parser.add_argument("--runs", type=int, default=3, help="runs per case, median reported")
-    parser.add_argument("--out", type=Path, help="folder for the JSON report")
+    parser.add_argument("--out", type=Path, help="folder for the JSON report and chart")
+    parser.add_argument(
+        "--replot", type=Path, metavar="JSON", help="redraw the chart of a past run"
+    )
     args = parser.parse_args(argv)
+    if args.replot:
+        if not args.replot.is_file():
+            parser.error(f"--replot: no such file {args.replot}")
+        report = json.loads(args.replot.read_text())
+        _ratios(report["results"])
+        folder = args.out or args.replot.parent
+        print(f"wrote {_chart(report, folder / args.replot.with_suffix('.png').name)}")
+        return 0
     if not 10_000 <= args.rows <= 2_000_000_000:
         parser.error(f"--rows must be between 10,000 and 2,000,000,000 (got {args.rows})")
     if not 2 <= args.files <= 100_000:
@@ -164,15 +180,17 @@ def main(argv: list[str] | None = None) -> int:
             f"as subject_pseudonym, {payload} from range({args.rows})"
         )
     layouts.append(("copy, as loaded", clock))
-    size = sql(f"describe detail {SOURCE['as loaded']}").first()["sizeInBytes"]
-    spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(max(1, size // args.files)))
+    table_bytes = sql(f"describe detail {SOURCE['as loaded']}").first()["sizeInBytes"]
+    spark.conf.set(
+        "spark.databricks.delta.optimize.maxFileSize", str(max(1, table_bytes // args.files))
+    )
     with Clock(spark) as clock:
         sql(f"create table {SOURCE['Z-ordered']} shallow clone {SOURCE['as loaded']}")
         sql(f"optimize {SOURCE['Z-ordered']} zorder by (subject_pseudonym)")
     layouts.append(("OPTIMIZE ZORDER BY", clock))
     files = {layout: Files(spark, table) for layout, table in SOURCE.items()}
     print(
-        f"{args.rows:,} rows, {size / 1e6:,.0f} MB; files: "
+        f"{args.rows:,} rows, {table_bytes / 1e6:,.0f} MB; files: "
         + ", ".join(f"{layout} {len(f.ranges)}" for layout, f in files.items())
         + "; "
         + ", ".join(f"{name} {c.wall:.0f} s" for name, c in layouts),
@@ -247,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     _ratios(results)
     report = {
         "rows": args.rows,
-        "bytes": size,
+        "bytes": table_bytes,
         "runs": args.runs,
         "prefix_chars": PREFIX_CHARS,
         "ran_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -256,8 +274,59 @@ def main(argv: list[str] | None = None) -> int:
     }
     path = out / f"pruning_{args.rows}.json"
     path.write_text(json.dumps(report, indent=2))
-    print(f"\nwrote {path} ({report['seconds']} s in all)")
+    chart = _chart(report, path.with_suffix(".png"))
+    print(f"\nwrote {path} and {chart} ({report['seconds']} s in all)")
     return 0
+
+
+def _chart(report: dict, path: Path) -> Path:
+    """Core-seconds by batch size, one bar per layout and strategy, files read on top."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = report["results"]
+    sizes = sorted({r["subjects"] for r in results})
+    cases = list(dict.fromkeys((r["layout"], r["case"]) for r in results))
+    figure, axis = plt.subplots(figsize=(12, 6))
+    width = 0.8 / max(1, len(cases))
+    for index, (layout, case) in enumerate(cases):
+        for position, size in enumerate(sizes):
+            entry = next(
+                (
+                    r
+                    for r in results
+                    if (r["layout"], r["case"], r["subjects"]) == (layout, case, size)
+                ),
+                None,
+            )
+            if entry is None:
+                continue
+            x = position + index * width
+            axis.bar(
+                x,
+                entry["core_s"],
+                width,
+                color=f"C{index}",
+                label=f"{layout}, {case}" if position == 0 else None,
+            )
+            share = 100 * entry["files_read"] / entry["files"]
+            axis.annotate(
+                f"{share:.0f}%", (x, entry["core_s"]), ha="center", va="bottom", fontsize=6
+            )
+    axis.set_xticks(
+        [p + 0.4 - width / 2 for p in range(len(sizes))], [f"{s:,} subject(s)" for s in sizes]
+    )
+    axis.set_ylabel("core-seconds (lower is better); % of the files read on each bar")
+    axis.set_title(
+        f"Erasure by pruning: {report['rows']:,} rows, median of {report['runs']} run(s), {report['ran_at'][:10]}"
+    )
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
 
 
 def _ratios(results: list[dict]) -> None:
