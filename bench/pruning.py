@@ -5,10 +5,12 @@
 
 One Delta table of --rows rows keyed by a SHA-256 pseudonym (two rows a subject, and
 payload columns), deletion vectors on, the key's statistics cut to 4 characters as the
-build keeps them, in two layouts: as loaded (arrival order: every
-file holds every key range) and Z-ordered by the key (OPTIMIZE ZORDER BY, the file
-size chosen for --files files). For each request size (--sizes subjects, spread over
-the key space), on a fresh SHALLOW CLONE of each layout, side by side in one JVM:
+build keeps them, in two layouts: as loaded (arrival order: every file holds every key
+range) and Z-ordered by the key as cluster_by_subject lays a relation out (its
+statements, rendered from the macro: Delta's curve settings for one evenly spread key,
+then OPTIMIZE ZORDER BY; the file size chosen for --files files). For each request
+size (--sizes subjects, spread over the key space), on a fresh SHALLOW CLONE of each
+layout, side by side in one JVM:
 
   MERGE, every file   gdpr_erase's MERGE as it runs without pruning (a large batch)
   MERGE, pruned       the same with the batch's 4-hex-digit pseudonym prefixes in its
@@ -69,8 +71,12 @@ def batch(rows: int, size: int) -> list[str]:
     return [pseudonym(i * subjects // size) for i in range(size)]
 
 
-def render(state: Path, sizes: list[int], rows: int) -> dict[tuple[int, bool], str]:
-    """Every MERGE of the bench, rendered from gdpr_erase's macro by one dbt compile."""
+def render(
+    state: Path, sizes: list[int], rows: int
+) -> tuple[dict[tuple[int, bool], str], list[str]]:
+    """Every MERGE of the bench, rendered from gdpr_erase's macro, and the statements
+    that Z-order the second layout, from cluster_by_subject's (_cluster_statements:
+    its session settings, the OPTIMIZE), by one dbt compile."""
     step = f"{{'relation': '{TARGET}', 'key': 'subject_pseudonym', 'action': 'delete', 'pii_columns': []}}"
     keys = f"select subject_pseudonym as erase_key from {KEYS}"
     cases, parts = [], []
@@ -84,12 +90,17 @@ def render(state: Path, sizes: list[int], rows: int) -> dict[tuple[int, bool], s
             parts.append(
                 f'{{{{ gdpr_lakehouse._erase_merge_sql({step}, "{keys}", prefixes={arg}) }}}}'
             )
+    layout = (
+        f"{{'relation': '{SOURCE['Z-ordered']}', 'key': 'subject_pseudonym', 'layout': 'zorder'}}"
+    )
+    parts.append(f"{{{{ tojson(gdpr_lakehouse._cluster_statements({layout}, {{}})) }}}}")
     with contextlib.redirect_stdout(io.StringIO()):  # dbt prints what it compiled
         result = dbt_invoker(state)(
             "compile", "--no-populate-cache", "--inline", "\n@@\n".join(parts)
         )
-    compiled = result.result.results[0].node.compiled_code.split("\n@@\n")
-    return {case: sql.strip() for case, sql in zip(cases, compiled, strict=True)}
+    *compiled, clustering = result.result.results[0].node.compiled_code.split("\n@@\n")
+    merges = {case: sql.strip() for case, sql in zip(cases, compiled, strict=True)}
+    return merges, json.loads(clustering)
 
 
 class Files:
@@ -152,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or state / "reports").resolve()
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    statements = render(state, args.sizes, args.rows)  # before Spark starts
+    statements, clustering = render(state, args.sizes, args.rows)  # before Spark starts
 
     from python_jobs.spark import get_spark
 
@@ -186,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     with Clock(spark) as clock:
         sql(f"create table {SOURCE['Z-ordered']} shallow clone {SOURCE['as loaded']}")
-        sql(f"optimize {SOURCE['Z-ordered']} zorder by (subject_pseudonym)")
+        for statement in clustering:  # as cluster_by_subject lays a relation out
+            sql(statement)
     layouts.append(("OPTIMIZE ZORDER BY", clock))
     files = {layout: Files(spark, table) for layout, table in SOURCE.items()}
     print(
