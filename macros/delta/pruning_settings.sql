@@ -1,6 +1,6 @@
 {#- The settings of erasure by pruning, checked before anything is written (by
     gdpr_erase, and by the build, which cuts a pseudonym key's statistics to them): var
-    erasure_pruning_max_prefixes (default 256; 0 turns pruning off) and var
+    erasure_pruning_max_prefixes (default 256, chosen by bench/pruning.py; 0 turns pruning off) and var
     erasure_pruning_prefix_chars (default 4, 1 to 16). Returns {max_prefixes, prefix_chars}. -#}
 {% macro _pruning_settings() -%}
     {%- set settings = {} -%}
