@@ -67,20 +67,25 @@ DEFERRED = (
     "tests/functional/test_bench.py::test_every_strategy_runs_and_is_checked",
     "tests/functional/test_bench.py::test_the_ingestion_bench_times_a_new_batch_and_a_first_build",
     "tests/functional/test_bench.py::test_the_warm_bench_runs_every_command_through_the_engine",
+    # both erasure paths on clones of every relation keyed by pseudonym: ~115 s of
+    # Spark in a warm JVM (36 clones and MERGEs); the pruned MERGE's equivalence on
+    # one relation and gdpr_erase's pruned batch end to end stay in `make test`
+    "tests/functional/test_erasure_pruning.py::test_every_relation_keyed_by_pseudonym_erases_the_same_rows_pruned_or_not",
 )
 
 
 def lanes(extra: list[str]) -> list[list[str]]:
     pytest = [sys.executable, "-m", "pytest", "--durations=30"]
     ignored = [f"--ignore={path}" for path in OWN_STATE if path.startswith(SHARED)]
+    deferred = [f"--deselect={test}" for test in DEFERRED]
     return [
-        [*pytest, *SHARED, *ignored, *extra],
+        [*pytest, *SHARED, *ignored, *deferred, *extra],
         [
             *pytest,
             "-p",
             "no:cacheprovider",
             *OWN_STATE,
-            *[f"--deselect={test}" for test in DEFERRED],
+            *deferred,
             *extra,
         ],
     ]

@@ -28,3 +28,6 @@ def test_each_suite_runs_in_exactly_one_lane() -> None:
         if own.startswith(lanes.SHARED):
             assert f"--ignore={own}" in first
     assert first[-1] == second[-1] == "-x"
+    # what `make test` defers (make test-slow) runs in neither lane
+    for test in lanes.DEFERRED:
+        assert f"--deselect={test}" in first and f"--deselect={test}" in second
