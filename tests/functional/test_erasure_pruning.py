@@ -78,8 +78,8 @@ def _pseudonyms(spark, subjects: list[int]) -> list[str]:
     return [spark.sql(f"select sha2('{subject}', 256)").first()[0] for subject in subjects]
 
 
-def _key_ranges(spark, table: str) -> list[tuple[str, str]]:
-    """(min, max) of the key in each of the table's files: their Parquet statistics,
+def _key_ranges(spark, table: str) -> list[tuple[str, str, Path]]:
+    """(min, max, path) of the key in each of the table's files: their Parquet statistics,
     which Delta's repeat (cut to 4 characters)."""
     location = spark.sql(f"describe detail {table}").first()["location"]
     ranges = []
