@@ -10,6 +10,8 @@ compiling Java per query, in every task, than the generated code saves.
 --setting jit: the `local` target's JVM compiles a method after three times the calls
 HotSpot waits for by default (-XX:CompileThresholdScaling=3 in profiles.yml); "off" runs
 the JVM's default (LAKEHOUSE_JAVA_OPTIONS=-XX:CompileThresholdScaling=1).
+--setting adaptive: the `local` target turns adaptive query execution off
+(LAKEHOUSE_ADAPTIVE, profiles.yml); "off" here is Spark's default, on.
 
 This prints what each choice costs or saves at each size. For each --patients size,
 batch 1 is landed once; each run copies it into a fresh lakehouse and times the whole
@@ -41,6 +43,7 @@ from bench._common import ROOT, bench_state, demo_sizes
 SETTINGS = {
     "codegen": ({"LAKEHOUSE_CODEGEN": "false"}, {"LAKEHOUSE_CODEGEN": "true"}),
     "jit": ({}, {"LAKEHOUSE_JAVA_OPTIONS": "-XX:CompileThresholdScaling=1"}),
+    "adaptive": ({"LAKEHOUSE_ADAPTIVE": "false"}, {"LAKEHOUSE_ADAPTIVE": "true"}),
 }
 LABELS = ("project", "other")
 

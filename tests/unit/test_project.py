@@ -214,6 +214,19 @@ def test_code_generation_is_off_unless_asked_for(
     assert settings["spark.sql.codegen.factoryMode"] == factory
 
 
+@pytest.mark.parametrize(("value", "adaptive"), [(None, "false"), ("true", "true")])
+def test_adaptive_query_execution_is_off_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, adaptive: str
+) -> None:
+    """Adaptive query execution follows LAKEHOUSE_ADAPTIVE, for dbt's session and the
+    jobs' alike (one profile); bench/codegen.py --setting adaptive measures the choice."""
+    if value is None:
+        monkeypatch.delenv("LAKEHOUSE_ADAPTIVE", raising=False)
+    else:
+        monkeypatch.setenv("LAKEHOUSE_ADAPTIVE", value)
+    assert spark.spark_settings()["spark.sql.adaptive.enabled"] == adaptive
+
+
 PROJECT_JVM = " -XX:CompileThresholdScaling=3 -XX:+UseParallelGC"
 BACK_TO_G1 = "-XX:-UseParallelGC -XX:+UseG1GC"
 
