@@ -11,7 +11,7 @@ compiling Java per query, in every task, than the generated code saves.
 HotSpot waits for by default (-XX:CompileThresholdScaling=3 in profiles.yml); "off" runs
 the JVM's default (LAKEHOUSE_JAVA_OPTIONS=-XX:CompileThresholdScaling=1).
 --setting adaptive: the `local` target turns adaptive query execution off
-(LAKEHOUSE_ADAPTIVE, profiles.yml); "off" here is Spark's default, on.
+(LAKEHOUSE_ADAPTIVE, profiles.yml); the other side runs Spark's default, AQE on.
 
 This prints what each choice costs or saves at each size. For each --patients size,
 batch 1 is landed once; each run copies it into a fresh lakehouse and times the whole
