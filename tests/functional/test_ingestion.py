@@ -386,3 +386,43 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
     assert waiting() == set()
     check = ("test", "--select", "bronze_applies_every_landing_event")
     assert _statuses(dbt.invoke(*check)) == ["pass"]
+
+
+def _landing_table(spark: SparkSession, name: str) -> dict[str, str]:
+    """Location and storage properties of a landing table, as SHOW TABLE EXTENDED
+    prints them (what create_landing_tables reads)."""
+    schema, table = name.split(".")
+    [row] = spark.sql(f"show table extended in {schema} like '{table}'").collect()
+    return dict(line.split(": ", 1) for line in row["information"].splitlines() if ": " in line)
+
+
+def test_a_landing_table_an_older_version_registered_or_lost_is_registered_as_declared(
+    dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Upgrade and repair: landing.orders as a version before the ignoreCorruptFiles
+    option registered it, landing.clicks gone from the metastore (its files stay). The
+    next dbt command registers both as the sources declare them: the option set, the
+    same folder, every landed row readable. The on-run-start hook now reads what is
+    registered first and runs only the statements that change something."""
+    build_once(dbt, spark)
+    orders, clicks = (_landing_table(spark, name) for name in ("landing.orders", "landing.clicks"))
+    assert "ignoreCorruptFiles=true" in orders["Storage Properties"], orders
+    rows = {name: spark.table(name).count() for name in ("landing.orders", "landing.clicks")}
+    columns = spark.table("landing.orders").schema.toDDL()
+    spark.sql("drop table landing.orders")  # external: the landed files stay
+    spark.sql(
+        f"create table landing.orders ({columns}) using parquet location '{orders['Location']}'"
+    )
+    spark.sql("drop table landing.clicks")
+    assert "ignoreCorruptFiles" not in _landing_table(spark, "landing.orders").get(
+        "Storage Properties", ""
+    )
+
+    dbt.invoke("run", "--select", "privacy_patients_masked")  # any command with hooks
+
+    now = {name: _landing_table(spark, name) for name in ("landing.orders", "landing.clicks")}
+    assert "ignoreCorruptFiles=true" in now["landing.orders"]["Storage Properties"]
+    assert "ignoreCorruptFiles=true" in now["landing.clicks"]["Storage Properties"]
+    assert now["landing.orders"]["Location"] == orders["Location"]
+    assert now["landing.clicks"]["Location"] == clicks["Location"]
+    assert {name: spark.table(name).count() for name in rows} == rows

@@ -18,6 +18,7 @@
 {% macro spark__create_landing_tables() -%}
     {%- if execute and flags.WHICH in ('build', 'run', 'test', 'snapshot', 'show', 'compile') -%}
         {%- set root = gdpr_lakehouse.landing_path() -%}
+        {%- set tables = [] -%}
         {%- for source in graph.sources.values()
               if source.package_name in (project_name, gdpr_lakehouse.engine_package()) and source.source_meta.get('landing_format') -%}
             {%- set format = source.source_meta['landing_format'] -%}
@@ -34,22 +35,50 @@
                 {%- endif -%}
                 {%- do columns.append(column.name ~ ' ' ~ column.data_type) -%}
             {%- endfor -%}
-            {%- do run_query('create schema if not exists ' ~ source.schema) -%}
-            {%- do run_query('create table if not exists ' ~ source.schema ~ '.' ~ source.identifier
-                ~ ' (' ~ columns | join(', ') ~ ') using ' ~ format
-                ~ " options (ignoreCorruptFiles 'true') location '" ~ root ~ '/' ~ source.identifier ~ "'") -%}
-            {#- a table made before the option existed takes it (idempotent) -#}
-            {%- do run_query('alter table ' ~ source.schema ~ '.' ~ source.identifier
-                ~ " set serdeproperties ('ignoreCorruptFiles' = 'true')") -%}
-            {%- do run_query('refresh table ' ~ source.schema ~ '.' ~ source.identifier) -%}
+            {%- do tables.append({'schema': source.schema, 'identifier': source.identifier, 'option': true,
+                'create': '(' ~ columns | join(', ') ~ ') using ' ~ format
+                    ~ " options (ignoreCorruptFiles 'true') location '" ~ root ~ '/' ~ source.identifier ~ "'"}) -%}
         {%- endfor -%}
         {%- if gdpr_lakehouse.demo_enabled() -%}
-        {%- set files = gdpr_lakehouse.landing_files_relation() -%}
-        {%- do run_query('create schema if not exists ' ~ files.schema) -%}
-        {%- do run_query('create table if not exists ' ~ files
-            ~ " using binaryFile options (recursiveFileLookup 'true') location '" ~ root ~ "'") -%}
-        {%- do run_query('refresh table ' ~ files) -%}
+            {%- set files = gdpr_lakehouse.landing_files_relation() -%}
+            {%- do tables.append({'schema': files.schema, 'identifier': files.identifier, 'option': false,
+                'create': "using binaryFile options (recursiveFileLookup 'true') location '" ~ root ~ "'"}) -%}
         {%- endif -%}
+        {#- what is registered already, one statement per schema: a command that finds
+            every table as it should be runs only the REFRESHes (23 statements were 8) -#}
+        {%- set found = gdpr_lakehouse._registered_landing_tables(tables | map(attribute='schema') | unique | list) -%}
+        {%- set made = [] -%}
+        {%- for table in tables -%}
+            {%- set name = table.schema ~ '.' ~ table.identifier -%}
+            {%- set state = found.get(name | lower) -%}
+            {%- if state is none -%}
+                {%- if table.schema not in made -%}
+                    {%- do run_query('create schema if not exists ' ~ table.schema) -%}
+                    {%- do made.append(table.schema) -%}
+                {%- endif -%}
+                {%- do run_query('create table if not exists ' ~ name ~ ' ' ~ table.create) -%}
+            {%- elif table.option and not state.ignores_corrupt_files -%}
+                {#- a table made before the option existed takes it -#}
+                {%- do run_query('alter table ' ~ name ~ " set serdeproperties ('ignoreCorruptFiles' = 'true')") -%}
+            {%- endif -%}
+            {%- do run_query('refresh table ' ~ name) -%}
+        {%- endfor -%}
     {%- endif -%}
     {{ return('') }}
+{%- endmacro %}
+
+{#- The landing tables registered in these schemas: {'schema.table' (lower case):
+    {'ignores_corrupt_files': whether its storage properties say ignoreCorruptFiles=true}}.
+    One SHOW SCHEMAS, then one SHOW TABLE EXTENDED per schema that exists. -#}
+{% macro _registered_landing_tables(schemas) -%}
+    {%- set present = run_query('show schemas').columns[0].values() | map('lower') | list -%}
+    {%- set found = {} -%}
+    {%- for schema in schemas if schema | lower in present -%}
+        {%- for row in run_query('show table extended in ' ~ schema ~ " like '*'") if not row[2] -%}
+            {%- set storage = modules.re.search('(?m)^Storage Properties: \\[(.*)\\]$', row[3] or '') -%}
+            {%- do found.update({(schema ~ '.' ~ row[1]) | lower: {'ignores_corrupt_files':
+                storage is not none and 'ignoreCorruptFiles=true' in storage.group(1).split(', ')}}) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(found) }}
 {%- endmacro %}
