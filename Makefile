@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-pruning clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -39,6 +39,7 @@ help:
 	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
 	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
 	@echo "make bench-long-jvm    one test suite of this checkout and of an earlier revision at once, command by command: a JVM that lives long (BENCH_ARGS=\"--base REV\")"
+	@echo "make bench-hooks       each on-run-start hook of this checkout and of an earlier revision, alternated in one JVM (BENCH_ARGS=\"--base REV\")"
 	@echo "make bench-build-cost  dbt build of this checkout and of an earlier revision, side by side (BENCH_ARGS=\"--base REV --patients 100000\")"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
@@ -145,6 +146,9 @@ bench-build-cost: setup
 
 bench-long-jvm: setup
 	$(PY) bench/long_jvm.py $(BENCH_ARGS)
+
+bench-hooks: setup
+	$(PY) bench/hooks.py $(BENCH_ARGS)
 
 clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs
