@@ -11,8 +11,8 @@ then runs the same one-view command (`dbt run --select privacy_patients_masked`)
 this checkout and from a `git worktree` of --base, alternately, in this process's one
 JVM, on the same lakehouse. Printed per side: the median, over every round but the
 first (the JVM warming up), of each hook's time as dbt logs it ("N of M OK hook: ...
-in S s"), of all hooks together and of the whole command's wall time, and the ratio
-head/base. Both revisions must have the same hooks. The worktree is removed at the end.
+in S s"; the on-run-end hook too), of all hooks together and of the whole command's
+wall time, and the ratio head/base. Both revisions must have the same hooks. The worktree is removed at the end.
 
 State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-hooks, apart from `make run`'s data.
 """
