@@ -1,11 +1,7 @@
-"""bench/hooks.py: its refusals (before any worktree, lakehouse or JVM) and how it reads
-the hooks' times from dbt's log and labels them (no dbt, no JVM)."""
+"""bench/hooks.py: how it reads the hooks' times from dbt's log and labels them (no dbt,
+no JVM). Its refusals are tested with long_jvm's (tests/unit/test_long_jvm.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
 
 from bench import hooks
 from tests.dbt_harness import ROOT
@@ -19,30 +15,6 @@ LOG = """\
 \x1b[0m19:51:24.2 [info ] [MainThread]: 2 of 2 OK hook: gdpr_lakehouse.on-run-start.1 ......... [\x1b[32mOK\x1b[0m in 0.85s]
 \x1b[0m19:51:24.4 [info ] [Thread-47 ]: 1 of 1 OK created sql view model privacy.patients_masked [\x1b[32mOK\x1b[0m in 0.30s]
 """
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--base=-x"], "must name a revision"),
-        (["--base", "no-such-revision"], "is not a commit of this repository"),
-        (["--base", "HEAD", "--rounds", "1"], "--rounds must be between 2 and 15"),
-        (["--base", "HEAD", "--patients", "0"], "--patients must be between 1 and 1000"),
-    ],
-)
-def test_bad_arguments_are_refused_before_anything_starts(
-    args: list[str],
-    message: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("LAKEHOUSE_DIR", str(tmp_path / "lakehouse"))
-    with pytest.raises(SystemExit) as stopped:
-        hooks.main(args)
-    assert stopped.value.code == 2
-    assert message in capsys.readouterr().err
-    assert not (tmp_path / "lakehouse").exists()
 
 
 def test_the_hooks_of_the_last_command_are_read_and_the_first_round_is_left_out() -> None:

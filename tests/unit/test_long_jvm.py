@@ -1,5 +1,6 @@
 """bench/long_jvm.py: its refusals (before any worktree, lakehouse or JVM) and how it
-reads the timings the suite's harness writes (no dbt, no JVM)."""
+reads the timings the suite's harness writes (no dbt, no JVM). bench/hooks.py, which
+also compares two revisions, is refused the same way here."""
 
 from __future__ import annotations
 
@@ -7,21 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from bench import long_jvm
+from bench import hooks, long_jvm
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("bench", "args", "message"),
     [
-        (["--base", "HEAD", "--suite", "../outside.py"], "must be a path under tests/"),
-        (["--base", "HEAD", "--suite", "/etc/passwd"], "must be a path under tests/"),
-        (["--base", "HEAD", "--suite", "tests/no_such_suite.py"], "is not a test file"),
-        (["--base", "HEAD", "--suite", "tests/functional"], "is not a test file"),
-        (["--base=-x"], "must name a revision"),
-        (["--base", "no-such-revision"], "is not a commit of this repository"),
+        (long_jvm, ["--base", "HEAD", "--suite", "../outside.py"], "must be a path under tests/"),
+        (long_jvm, ["--base", "HEAD", "--suite", "/etc/passwd"], "must be a path under tests/"),
+        (long_jvm, ["--base", "HEAD", "--suite", "tests/no_such_suite.py"], "is not a test file"),
+        (long_jvm, ["--base", "HEAD", "--suite", "tests/functional"], "is not a test file"),
+        (long_jvm, ["--base=-x"], "must name a revision"),
+        (long_jvm, ["--base", "no-such-revision"], "is not a commit of this repository"),
+        (hooks, ["--base=-x"], "must name a revision"),
+        (hooks, ["--base", "no-such-revision"], "is not a commit of this repository"),
+        (hooks, ["--base", "HEAD", "--rounds", "1"], "--rounds must be between 2 and 15"),
+        (hooks, ["--base", "HEAD", "--patients", "0"], "--patients must be between 1 and 1000"),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_starts(
+    bench: object,
     args: list[str],
     message: str,
     tmp_path: Path,
@@ -30,7 +36,7 @@ def test_bad_arguments_are_refused_before_anything_starts(
 ) -> None:
     monkeypatch.setenv("LAKEHOUSE_DIR", str(tmp_path / "lakehouse"))
     with pytest.raises(SystemExit) as stopped:
-        long_jvm.main(args)
+        bench.main(args)
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "lakehouse").exists()
