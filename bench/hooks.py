@@ -12,7 +12,8 @@ this checkout and from a `git worktree` of --base, alternately, in this process'
 JVM, on the same lakehouse. Printed per side: the median, over every round but the
 first (the JVM warming up), of each hook's time as dbt logs it ("N of M OK hook: ...
 in S s"; the on-run-end hook too), of all hooks together and of the whole command's
-wall time, and the ratio head/base. Both revisions must have the same hooks. The worktree is removed at the end.
+wall time, and the ratio head/base. Both revisions must run the same hooks, and a
+command whose log shows none stops the bench. The worktree is removed at the end.
 
 State lives in <LAKEHOUSE_DIR or .lakehouse>/bench-hooks, apart from `make run`'s data.
 """
@@ -36,7 +37,8 @@ HOOK = re.compile(r"\d+ of \d+ OK hook: (\S+?) \.+ \[\S*OK\S* in (\d+(?:\.\d+)?)
 
 
 def hook_seconds(log: str) -> dict[str, float]:
-    """The on-run-start hooks of the last command in a dbt.log: {hook name: seconds}."""
+    """The hooks (on-run-start and on-run-end) of the last command in a dbt.log:
+    {hook name: seconds}."""
     last = log[log.rfind("Running with dbt") :]
     return {name: float(seconds) for name, seconds in HOOK.findall(last)}
 
@@ -100,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
             for side in SIDES if number % 2 == 0 else reversed(SIDES):
                 started = time.perf_counter()
                 hooks = hook_seconds(dbt(side, *COMMAND))
+                if not hooks:
+                    raise SystemExit(
+                        f"no hook's time in dbt's log of {side} ({state}/logs-{side}/dbt.log): "
+                        "dbt's log lines changed; nothing to compare"
+                    )
                 wall = time.perf_counter() - started
                 rounds[side].append({**hooks, "all hooks": sum(hooks.values()), "command": wall})
     if list(rounds["base"][0]) != list(rounds["head"][0]):

@@ -28,7 +28,7 @@ def main() -> int:
     generate.main(["--patients", "12"])
     variables = json.dumps({"key_envelope": True, "pii_readers": [os.environ["SPARK_USER"]]})
     # every model, seed, snapshot and singular test (the compliance tests, whose SQL
-    # reads keys); not the 70 generic ones (not_null, unique, accepted_values on plain
+    # reads keys); not the generic ones (not_null, unique, accepted_values on plain
     # columns): no key or KEK reaches their SQL, and both lanes' builds run them. An
     # --exclude replaces the default selector (selectors.yml), so it names the audit
     # completeness test too, as the default leaves it out
