@@ -15,10 +15,27 @@
     {%- if not execute -%}
         {{ return(column ~ ' is null') }}
     {%- endif -%}
-    {%- set rows = run_query("select file_path from " ~ batch ~ " where entity = '" ~ entity
-        ~ "' and file_issue is null order by file_path") -%}
+    {#- a node that reads several landing tables (privacy_subject_keys reads five) asks
+        once for every entity's files: the batch is written by bronze_landing_batch
+        alone, before any node that reads it -#}
+    {%- set memo = gdpr_lakehouse._node_memo() -%}
+    {%- set memo_key = 'landing_batch_predicate ' ~ batch -%}
+    {%- if memo is none or (model.get('alias') | lower, model.get('schema') | lower) == (batch.identifier | lower, batch.schema | lower) -%}
+        {%- set paths = run_query("select file_path from " ~ batch ~ " where entity = '" ~ entity
+            ~ "' and file_issue is null order by file_path").columns[0].values() -%}
+    {%- else -%}
+        {%- if memo_key not in memo -%}
+            {%- set by_entity = {} -%}
+            {%- for row in run_query("select entity, file_path from " ~ batch
+                    ~ " where file_issue is null order by entity, file_path") -%}
+                {%- do by_entity.setdefault(row[0], []).append(row[1]) -%}
+            {%- endfor -%}
+            {%- do memo.update({memo_key: by_entity}) -%}
+        {%- endif -%}
+        {%- set paths = memo[memo_key].get(entity, []) -%}
+    {%- endif -%}
     {%- set quoted = [] -%}
-    {%- for path in rows.columns[0].values() -%}
+    {%- for path in paths -%}
         {%- if not modules.re.match(gdpr_lakehouse.landing_path_pattern(), path) -%}
             {%- do exceptions.raise_compiler_error("landing_batch_predicate: the batch holds a path with characters outside the allowed set: " ~ path[:120]) -%}
         {%- endif -%}

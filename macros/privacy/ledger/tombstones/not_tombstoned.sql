@@ -22,6 +22,16 @@
         {%- set relation = adapter.get_relation(database=keys.database, schema=keys.schema, identifier=keys.identifier) -%}
         {%- if relation is not none -%}
             {%- set length = 60 if gdpr_lakehouse.key_envelope() else 32 -%}
+            {#- a node filters several sources by tombstone (bronze_cdc_deletes four):
+                checked once per node; privacy_system_keys, which writes the key, every time -#}
+            {%- set memo = gdpr_lakehouse._node_memo() -%}
+            {%- set memo_key = 'tombstone key ' ~ relation ~ ' ' ~ length -%}
+            {%- if memo is not none and (model.get('alias') | lower, model.get('schema') | lower) == (relation.identifier | lower, relation.schema | lower) -%}
+                {%- set memo = none -%}
+            {%- endif -%}
+            {%- if memo is not none and memo_key in memo -%}
+                {{ return('') }}
+            {%- endif -%}
             {%- set row = run_query("select count(*), count_if(length(key_value) != " ~ length ~ ") from " ~ relation
                 ~ " where key_name = 'tombstone'").rows[0] -%}
             {%- if row[0] | int != 1 -%}
@@ -32,6 +42,9 @@
                 {%- do exceptions.raise_compiler_error(relation ~ " holds the tombstone key "
                     ~ ("unwrapped, though this lakehouse wraps its keys (key_envelope): dbt build --select privacy_system_keys wraps it"
                        if length == 60 else "wrapped, though this lakehouse keeps its keys plain (key_envelope off)") ~ ". Nothing was written.") -%}
+            {%- endif -%}
+            {%- if memo is not none -%}
+                {%- do memo.update({memo_key: true}) -%}
             {%- endif -%}
         {%- endif -%}
     {%- endif -%}

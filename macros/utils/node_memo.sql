@@ -1,0 +1,14 @@
+{#- A dict that lives as long as one node's Jinja context (its compile, or its
+    execution: dbt renders each afresh), for a read that a node repeats and that no
+    statement of the node changes, e.g. one query for the five landing tables' batch
+    files instead of five. none outside a node's context: an operation (gdpr_erase,
+    restore_version) or a hook renders once and writes between its reads. -#}
+{% macro _node_memo() -%}
+    {%- if model is mapping and model.get('resource_type') in ('model', 'snapshot', 'seed', 'test') -%}
+        {%- if '_gdpr_lakehouse_memo' not in model -%}
+            {%- do model.update({'_gdpr_lakehouse_memo': {}}) -%}
+        {%- endif -%}
+        {{ return(model['_gdpr_lakehouse_memo']) }}
+    {%- endif -%}
+    {{ return(none) }}
+{%- endmacro %}
