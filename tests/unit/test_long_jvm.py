@@ -24,6 +24,8 @@ from bench import hooks, long_jvm
         (hooks, ["--base", "no-such-revision"], "is not a commit of this repository"),
         (hooks, ["--base", "HEAD", "--rounds", "1"], "--rounds must be between 2 and 15"),
         (hooks, ["--base", "HEAD", "--patients", "0"], "--patients must be between 1 and 1000"),
+        (hooks, ["--base", "HEAD", "--select", "a; drop"], "--select takes 1-20 model names"),
+        (hooks, ["--base", "HEAD", "--select", *["m"] * 21], "--select takes 1-20 model names"),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_starts(
