@@ -18,9 +18,9 @@
     {#- a node that reads several landing tables (privacy_subject_keys reads five) asks
         once for every entity's files: the batch is written by bronze_landing_batch
         alone, before any node that reads it -#}
-    {%- set memo = gdpr_lakehouse._node_memo() -%}
+    {%- set memo = gdpr_lakehouse._node_memo(batch) -%}
     {%- set memo_key = 'landing_batch_predicate ' ~ batch -%}
-    {%- if memo is none or (model.get('alias') | lower, model.get('schema') | lower) == (batch.identifier | lower, batch.schema | lower) -%}
+    {%- if memo is none -%}
         {%- set paths = run_query("select file_path from " ~ batch ~ " where entity = '" ~ entity
             ~ "' and file_issue is null order by file_path").columns[0].values() -%}
     {%- else -%}

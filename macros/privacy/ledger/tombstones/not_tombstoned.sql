@@ -24,11 +24,8 @@
             {%- set length = 60 if gdpr_lakehouse.key_envelope() else 32 -%}
             {#- a node filters several sources by tombstone (bronze_cdc_deletes four):
                 checked once per node; privacy_system_keys, which writes the key, every time -#}
-            {%- set memo = gdpr_lakehouse._node_memo() -%}
+            {%- set memo = gdpr_lakehouse._node_memo(relation) -%}
             {%- set memo_key = 'tombstone key ' ~ relation ~ ' ' ~ length -%}
-            {%- if memo is not none and (model.get('alias') | lower, model.get('schema') | lower) == (relation.identifier | lower, relation.schema | lower) -%}
-                {%- set memo = none -%}
-            {%- endif -%}
             {%- if memo is not none and memo_key in memo -%}
                 {{ return('') }}
             {%- endif -%}
