@@ -51,7 +51,9 @@ from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
 from python_jobs.project import ProjectError, prog, state_dir
 
-# Settings of the local target the cluster sets itself (jars by path, not by Ivy).
+# Settings of the local target the cluster sets itself (jars by path, not by Ivy), and
+# the local file system of this project's jar (profiles.yml): the cluster's driver and
+# executors keep Hadoop's own, as a cluster elsewhere would.
 NOT_FORWARDED = {
     "spark.master",
     "spark.app.name",
@@ -59,6 +61,8 @@ NOT_FORWARDED = {
     "spark.jars.packages",
     "spark.jars.excludes",
     "spark.driver.extraClassPath",
+    "spark.hadoop.fs.file.impl",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl",
 }
 
 

@@ -19,10 +19,13 @@ at the version of pyspark's Hive.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -52,6 +55,88 @@ class Artifact:
 
 def _profile_settings() -> dict[str, str]:
     return engine_spark_parameters()
+
+
+# This project's own jar (jvm/src): Hadoop's local file system without a process per
+# file (profiles.yml: fs.file.impl, and the jar on spark.driver.extraClassPath). Set-up
+# compiles it against pyspark's own Hadoop and installs it into the local Maven
+# repository; a hash of the sources inside the jar tells a stale build from a current one.
+OWN = Artifact("io.github.gdpr-lakehouse", "gdpr-lakehouse-hadoop", "1")
+OWN_SOURCES = Path(__file__).resolve().parent.parent / "jvm" / "src"
+OWN_STAMP = "gdpr_lakehouse/hadoop/SOURCES.sha256"
+
+
+def _sources_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(OWN_SOURCES.rglob("*.java")):
+        digest.update(path.relative_to(OWN_SOURCES).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def own_jar_named() -> bool:
+    """True when the profile puts this project's jar on the driver's class path."""
+    classpath = _profile_settings().get("spark.driver.extraClassPath") or ""
+    return str(OWN.jar) in classpath.split(os.pathsep)
+
+
+def own_jar_current() -> bool:
+    """True when the installed jar was built from these sources (or, with no sources
+    here, an installed package, when it exists)."""
+    try:
+        with zipfile.ZipFile(OWN.jar) as jar:
+            stamp = jar.read(OWN_STAMP).decode().strip()
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
+    return not OWN_SOURCES.is_dir() or stamp == _sources_digest()
+
+
+def _jdk_tool(name: str) -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / name) if home else shutil.which(name)
+    if not found or not Path(found).is_file():
+        raise ProjectError(
+            f"{name} (a JDK's) is needed once to build jvm/src; install a JDK 17 "
+            "(e.g. apt-get install openjdk-17-jdk-headless) and run `make setup` again"
+        )
+    return found
+
+
+def build_own_jar() -> None:
+    """Compile jvm/src against pyspark's jars and install the jar at OWN's path."""
+    import pyspark
+
+    classpath = str(Path(pyspark.__file__).parent / "jars" / "*")
+    sources = sorted(str(p) for p in OWN_SOURCES.rglob("*.java"))
+    if not sources:
+        raise ProjectError(f"no Java sources under {OWN_SOURCES}")
+    print(f"building {OWN.coordinate} from {OWN_SOURCES} into {M2_REPOSITORY}", flush=True)
+    OWN.jar.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gdpr-lakehouse-jar-") as scratch:
+        classes = Path(scratch) / "classes"
+        subprocess.run(
+            [
+                _jdk_tool("javac"),
+                "--release",
+                "17",
+                "-nowarn",
+                "-cp",
+                classpath,
+                "-d",
+                str(classes),
+                *sources,
+            ],
+            check=True,
+        )
+        stamp = classes / OWN_STAMP
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(_sources_digest() + "\n")
+        built = Path(scratch) / OWN.jar.name
+        subprocess.run([_jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."], check=True)
+        # a temporary name beside the target, then one rename: never half a jar there
+        partial = OWN.jar.with_name(f".{OWN.jar.name}.{os.getpid()}.tmp")
+        shutil.copyfile(built, partial)
+        os.replace(partial, OWN.jar)
 
 
 # Delta 4.4's POM pulls Delta Kernel, whose dependencies are older copies of jars Spark
@@ -282,6 +367,11 @@ def require_delta_jars() -> None:
     the local Maven repository."""
     needed = {a.coordinate: a for a in [*delta_artifacts(), *declared_artifacts()]}
     require(list(needed.values()), "Delta's jars")
+    if own_jar_named() and not own_jar_current():
+        raise ProjectError(
+            f"{OWN.jar} (profiles.yml spark.driver.extraClassPath, built from jvm/src) is "
+            "missing or older than its sources; run `make setup`"
+        )
 
 
 def fetch(artifacts: list[Artifact], *, transitive: bool = True) -> None:
@@ -319,6 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         check_excludes()
+        if own_jar_named() and not own_jar_current():
+            if args.check:
+                print(f"missing or older than jvm/src: {OWN.coordinate}", file=sys.stderr)
+                return 1
+            build_own_jar()
         delta = delta_artifacts()
         # the Thrift server's Hive jar alone: its dependencies are Spark's own jars
         alone = thrift_server_artifacts()

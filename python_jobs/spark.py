@@ -58,7 +58,9 @@ def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
             settings.pop(key, None)
     elif settings.get(METASTORE_KEYS[0], "").startswith("jdbc:derby://"):
         # the cluster's Derby network metastore (python -m python_jobs.cluster)
-        settings["spark.driver.extraClassPath"] = derby_client_classpath()
+        settings["spark.driver.extraClassPath"] = os.pathsep.join(
+            filter(None, [settings.get("spark.driver.extraClassPath"), derby_client_classpath()])
+        )
     return settings
 
 

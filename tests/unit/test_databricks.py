@@ -5,6 +5,7 @@ cluster/metastore settings render for the Spark cluster target."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -124,10 +125,11 @@ def test_the_cluster_metastore_renders_a_network_derby(monkeypatch: pytest.Monke
     local = spark.spark_settings()
     assert local[url_key].startswith("jdbc:derby:;databaseName=")
     assert local[driver_key] == "org.apache.derby.jdbc.EmbeddedDriver"
-    assert "spark.driver.extraClassPath" not in local
+    assert local["spark.driver.extraClassPath"] == str(jars.OWN.jar)  # profiles.yml
     monkeypatch.setenv("LAKEHOUSE_METASTORE_URL", "jdbc:derby://127.0.0.1:1527/metastore_db")
     cluster = spark.spark_settings()
     assert cluster[driver_key] == "org.apache.derby.jdbc.ClientDriver"
+    assert cluster["spark.driver.extraClassPath"].startswith(str(jars.OWN.jar) + os.pathsep)
     assert "derbyclient" in cluster["spark.driver.extraClassPath"]
     assert jars.missing(jars.cluster_artifacts()) == [], "run `make setup`"
     assert project.profile_target("thrift")["method"] == "thrift"

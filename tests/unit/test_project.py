@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -461,3 +463,42 @@ def test_jars_by_path_replaces_a_coordinate_and_is_idempotent() -> None:
     assert jars_by_path(once) == once
     engine = jars_by_path(project.engine_spark_parameters())
     assert sorted(engine["spark.jars"].split(",")) == sorted(paths)
+    # this project's jar (the local file system) stays on the driver's class path
+    assert str(jars.OWN.jar) in engine["spark.driver.extraClassPath"].split(os.pathsep)
+
+
+def test_the_project_jar_is_built_from_its_sources_and_a_stale_one_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """make setup compiles jvm/src (the local file system the profile names) against
+    pyspark's Hadoop into the local Maven repository; a jar built from other sources
+    is stale (the next test: every session start refuses it, by name)."""
+    sources = tmp_path / "src"
+    shutil.copytree(jars.OWN_SOURCES, sources)
+    monkeypatch.setattr(jars, "OWN_SOURCES", sources)
+    monkeypatch.setattr(jars, "M2_REPOSITORY", tmp_path / "m2")
+    assert not jars.own_jar_current()  # none built yet
+    jars.build_own_jar()
+    assert jars.OWN.jar.is_relative_to(tmp_path / "m2")
+    assert jars.own_jar_current()
+    with zipfile.ZipFile(jars.OWN.jar) as jar:
+        names = set(jar.namelist())
+    assert {
+        f"gdpr_lakehouse/hadoop/{name}.class"
+        for name in ("NioRawLocalFileSystem", "NioLocalFileSystem", "NioRawLocalFs", "NioLocalFs")
+    } <= names
+    java = sources / "gdpr_lakehouse" / "hadoop" / "NioLocalFs.java"
+    java.write_text(java.read_text() + "\n// changed\n")
+    assert not jars.own_jar_current()
+
+
+def test_a_session_refuses_a_stale_project_jar(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jars, "own_jar_current", lambda: False)
+    with pytest.raises(
+        project.ProjectError, match=r"gdpr-lakehouse-hadoop-1\.jar .*run `make setup`"
+    ):
+        jars.require_delta_jars()
+    from python_jobs.spark import build_session
+
+    with pytest.raises(project.ProjectError, match=r"older than its sources"):
+        build_session(project.engine_spark_parameters())
