@@ -502,3 +502,32 @@ def test_a_session_refuses_a_stale_project_jar(monkeypatch: pytest.MonkeyPatch) 
 
     with pytest.raises(project.ProjectError, match=r"older than its sources"):
         build_session(project.engine_spark_parameters())
+
+
+@pytest.mark.parametrize(
+    "master, file_system, file_context",
+    [
+        (None, "gdpr_lakehouse.hadoop.NioLocalFileSystem", "gdpr_lakehouse.hadoop.NioLocalFs"),
+        (
+            "local[1]",
+            "gdpr_lakehouse.hadoop.NioLocalFileSystem",
+            "gdpr_lakehouse.hadoop.NioLocalFs",
+        ),
+        # a cluster's executors have no such jar: Hadoop's own classes
+        (
+            "spark://127.0.0.1:7077",
+            "org.apache.hadoop.fs.LocalFileSystem",
+            "org.apache.hadoop.fs.local.LocalFs",
+        ),
+    ],
+)
+def test_the_project_local_file_system_only_with_a_local_master(
+    monkeypatch: pytest.MonkeyPatch, master: str | None, file_system: str, file_context: str
+) -> None:
+    if master is None:
+        monkeypatch.delenv("LAKEHOUSE_SPARK_MASTER", raising=False)
+    else:
+        monkeypatch.setenv("LAKEHOUSE_SPARK_MASTER", master)
+    settings = spark.spark_settings()
+    assert settings["spark.hadoop.fs.file.impl"] == file_system
+    assert settings["spark.hadoop.fs.AbstractFileSystem.file.impl"] == file_context
