@@ -198,6 +198,16 @@ def test_python_jobs_use_the_profiles_spark_settings(lakehouse_dir: Path) -> Non
             assert settings[key] == str(value), key
 
 
+def _settings_with(monkeypatch: pytest.MonkeyPatch, name: str, value: str | None) -> dict:
+    """The local target's Spark settings with environment variable `name` set to
+    `value`, or unset (None)."""
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    return spark.spark_settings()
+
+
 @pytest.mark.parametrize(
     ("value", "whole_stage", "factory"),
     [(None, "false", "NO_CODEGEN"), ("false", "false", "NO_CODEGEN"), ("true", "true", "FALLBACK")],
@@ -207,11 +217,7 @@ def test_code_generation_is_off_unless_asked_for(
 ) -> None:
     """Both halves of Spark's code generation follow LAKEHOUSE_CODEGEN, for dbt's session
     and the jobs' alike (one profile); bench/codegen.py measures the choice."""
-    if value is None:
-        monkeypatch.delenv("LAKEHOUSE_CODEGEN", raising=False)
-    else:
-        monkeypatch.setenv("LAKEHOUSE_CODEGEN", value)
-    settings = spark.spark_settings()
+    settings = _settings_with(monkeypatch, "LAKEHOUSE_CODEGEN", value)
     assert settings["spark.sql.codegen.wholeStage"] == whole_stage
     assert settings["spark.sql.codegen.factoryMode"] == factory
 
@@ -222,11 +228,8 @@ def test_adaptive_query_execution_is_off_unless_asked_for(
 ) -> None:
     """Adaptive query execution follows LAKEHOUSE_ADAPTIVE, for dbt's session and the
     jobs' alike (one profile); bench/codegen.py --setting adaptive measures the choice."""
-    if value is None:
-        monkeypatch.delenv("LAKEHOUSE_ADAPTIVE", raising=False)
-    else:
-        monkeypatch.setenv("LAKEHOUSE_ADAPTIVE", value)
-    assert spark.spark_settings()["spark.sql.adaptive.enabled"] == adaptive
+    settings = _settings_with(monkeypatch, "LAKEHOUSE_ADAPTIVE", value)
+    assert settings["spark.sql.adaptive.enabled"] == adaptive
 
 
 PROJECT_JVM = " -XX:CompileThresholdScaling=3 -XX:+UseParallelGC"
@@ -524,10 +527,6 @@ def test_a_session_refuses_a_stale_project_jar(monkeypatch: pytest.MonkeyPatch) 
 def test_the_project_local_file_system_only_with_a_local_master(
     monkeypatch: pytest.MonkeyPatch, master: str | None, file_system: str, file_context: str
 ) -> None:
-    if master is None:
-        monkeypatch.delenv("LAKEHOUSE_SPARK_MASTER", raising=False)
-    else:
-        monkeypatch.setenv("LAKEHOUSE_SPARK_MASTER", master)
-    settings = spark.spark_settings()
+    settings = _settings_with(monkeypatch, "LAKEHOUSE_SPARK_MASTER", master)
     assert settings["spark.hadoop.fs.file.impl"] == file_system
     assert settings["spark.hadoop.fs.AbstractFileSystem.file.impl"] == file_context
