@@ -12,6 +12,12 @@ version of the Derby that ships in pyspark's jars. Spark's Thrift servers (the w
 engine's and the cluster's) need Hive's hive-llap-common, which Spark 4 stopped shipping,
 at the version of pyspark's Hive.
 
+This project's own jar (jvm/src: Hadoop's local file system without a process per
+file, on the local target's driver class path) is compiled here with the JDK's javac
+against pyspark's Hadoop and installed beside them; a jar whose recorded hash of the
+sources is not jvm/src's is rebuilt, and refused by every session the Python jobs
+start until it is (dbt's own session does not ask).
+
     python -m python_jobs.jars            # fetch what is missing (no-op when present)
     python -m python_jobs.jars --check    # exit 1 if anything is missing, fetch nothing
 """
@@ -81,8 +87,8 @@ def own_jar_named() -> bool:
 
 
 def own_jar_current() -> bool:
-    """True when the installed jar was built from these sources (or, with no sources
-    here, an installed package, when it exists)."""
+    """True when the installed jar records the hash of jvm/src's sources. Where jvm/src
+    is absent (an installed package), when the jar is there at all."""
     try:
         with zipfile.ZipFile(OWN.jar) as jar:
             stamp = jar.read(OWN_STAMP).decode().strip()
