@@ -30,7 +30,7 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from python_jobs.jars import delta_artifacts, derby_client_classpath, require_delta_jars
+from python_jobs.jars import OWN, delta_artifacts, derby_client_classpath, require_delta_jars
 from python_jobs.project import ProjectError, prog, spark_parameters, state_dir
 
 METASTORE_KEYS = (
@@ -49,9 +49,30 @@ METASTORE_KEYS = (
 THRIFT_SERVER_SETTINGS = {"spark.sql.hive.thriftServer.async": "false"}
 
 
+# Hadoop's own local file system classes, for a session the project's (jvm/src) cannot
+# serve: one whose master is not local (a cluster's executors have no such jar), or an
+# adopter's profile that replaced the driver's class path the jar is on.
+HADOOP_LOCAL_FS = {
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.LocalFs",
+}
+
+
+def _local_fs_where_it_loads(settings: dict[str, str]) -> None:
+    on_class_path = str(OWN.jar) in (settings.get("spark.driver.extraClassPath") or "").split(
+        os.pathsep
+    )
+    if settings.get("spark.master", "local").startswith("local") and on_class_path:
+        return
+    for key, hadoops in HADOOP_LOCAL_FS.items():
+        if settings.get(key, "").startswith("gdpr_lakehouse."):
+            settings[key] = hadoops
+
+
 def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
     """The local target's server_side_parameters, rendered, plus the metastore mode."""
     settings = spark_parameters()
+    _local_fs_where_it_loads(settings)
     if not shared_metastore:
         settings["spark.sql.catalogImplementation"] = "in-memory"
         for key in METASTORE_KEYS:

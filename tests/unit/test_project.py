@@ -530,3 +530,24 @@ def test_the_project_local_file_system_only_with_a_local_master(
     settings = _settings_with(monkeypatch, "LAKEHOUSE_SPARK_MASTER", master)
     assert settings["spark.hadoop.fs.file.impl"] == file_system
     assert settings["spark.hadoop.fs.AbstractFileSystem.file.impl"] == file_context
+
+
+@pytest.mark.parametrize(
+    "overlay",
+    [
+        {"spark.master": "spark://10.0.0.5:7077"},  # an adopter's cluster master
+        {"spark.driver.extraClassPath": "/opt/adopter.jar"},  # the jar's class path replaced
+    ],
+)
+def test_a_session_that_cannot_load_the_project_file_system_keeps_hadoops(
+    monkeypatch: pytest.MonkeyPatch, overlay: dict[str, str]
+) -> None:
+    """The jobs take an adopter's session target over the engine's settings: where the
+    project's classes could not load, Hadoop's own are set, not a ClassNotFoundException
+    at the first file."""
+    engine = project.engine_spark_parameters()
+    monkeypatch.setattr(spark, "spark_parameters", lambda: {**engine, **overlay})
+    settings = spark.spark_settings()
+    assert {key: settings[key] for key in spark.HADOOP_LOCAL_FS} == spark.HADOOP_LOCAL_FS
+    monkeypatch.setattr(spark, "spark_parameters", lambda: dict(engine))
+    assert spark.spark_settings()["spark.hadoop.fs.file.impl"].startswith("gdpr_lakehouse.")
