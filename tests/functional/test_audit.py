@@ -182,9 +182,29 @@ def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
         return real_start(self, target, generation, trigger)
 
     monkeypatch.setattr(audit_stream.AuditStream, "start", counting_start)
+    # and reads each table's version once, the audit log's progress once: a JVM's
+    # first read of a table costs ~0.2 s, the audit log's ~1 s (34 tables)
+    reads: list[str] = []
+    real_latest, real_through = (
+        audit_stream.latest_version,
+        audit_stream.AuditStream.audited_through,
+    )
+
+    def counting_latest(session, location):
+        reads.append(location)
+        return real_latest(session, location)
+
+    def counting_through(self):
+        reads.append("audited_through")
+        return real_through(self)
+
+    monkeypatch.setattr(audit_stream, "latest_version", counting_latest)
+    monkeypatch.setattr(audit_stream.AuditStream, "audited_through", counting_through)
     capsys.readouterr()
     assert audit_stream.main(["--once"], spark) == 0
     assert started == []
+    assert reads.count("audited_through") == 1, reads
+    assert len(reads) == len(set(reads)), reads
     assert _sink_commits(spark) == sink_before
     assert "Audited 0 new version(s)" in capsys.readouterr().out
     # one new commit: only its relation's stream starts, and audits it
