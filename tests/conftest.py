@@ -40,6 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LAKEHOUSE_SHUFFLE_PARTITIONS", "1")
     os.environ.setdefault("LAKEHOUSE_PARALLELISM", "1")
     os.environ["LAKEHOUSE_ACTOR"] = "pytest"
+    # compiled macro files (python_jobs/macros.py) in the suite's state, not the user's
+    os.environ["GDPR_LAKEHOUSE_JINJA_CACHE"] = str(_STATE / "jinja")
     # The suite's own key-encryption key (lakehouses wrap their keys by default), and
     # no key file: the machine's (python -m python_jobs.kek) stays out of the suite,
     # and a test that drops LAKEHOUSE_KEK gets a process without one.

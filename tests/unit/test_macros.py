@@ -137,3 +137,44 @@ def test_rows_changed_reads_the_declared_metric_of_each_operation() -> None:
     assert changed("UPDATE", numUpdatedRows=5) == "~5"
     assert changed("WRITE", numOutputRows=6) == "6"
     assert changed("RESTORE", numRestoredFiles=1, numRemovedFiles=2) == "files +1 -2"
+
+
+def test_compiled_macros_are_kept_on_disk_and_compiled_again_when_they_change(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job's start reads the compiled macro files another process wrote; an edited
+    source, or an entry that is not one, is compiled again (never a stale macro)."""
+    from python_jobs import macros
+
+    monkeypatch.setenv("GDPR_LAKEHOUSE_JINJA_CACHE", str(tmp_path / "cache"))
+    source = "{% macro greet(name) %}hello {{ name }}{% endmacro %}"
+    compiled = []
+    real = macros.jinja2.Environment.compile
+
+    def counting(self, *args, **kwargs):
+        compiled.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(macros.jinja2.Environment, "compile", counting)
+
+    def render(text: str) -> str:
+        macros._compiled.cache_clear()  # as a new process would start
+        code = macros._compiled(text, "/project/macros/greet.sql")
+        env = macros.jinja2.Environment()
+        template = env.template_class.from_code(env, code, env.make_globals(None))
+        context = template.new_context()
+        list(template.root_render_func(context))
+        return str(context.vars["greet"]("you"))
+
+    assert render(source) == "hello you"
+    assert render(source) == "hello you"
+    assert compiled == [source]  # the second "process" read it from disk
+    edited = source.replace("hello", "goodbye")
+    assert render(edited) == "goodbye you"
+    assert compiled == [source, edited]
+    entries = list((tmp_path / "cache").iterdir())
+    assert len(entries) == 1  # one entry per macro file, rewritten
+    entries[0].write_bytes(entries[0].read_bytes()[:40] + b"not marshal data")
+    assert render(edited) == "goodbye you"
+    assert compiled == [source, edited, edited]
+    macros._compiled.cache_clear()
