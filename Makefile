@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
+	@echo "make bench-first-run  make run's first run on a fresh lakehouse: three processes vs one (bench/)"
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
 	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
 	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
@@ -61,13 +62,10 @@ setup: $(STAMP)
 PATIENTS ?= 200
 SEED ?= 42
 
-# `warm` while the engine of `make up` runs, else `local` (the embedded session).
-DBT_RUN_TARGET = $$($(PY) -m python_jobs.engine target)
-
+# In one process (python_jobs/demo.py), so one JVM: generate, `dbt build` (in-process,
+# --target warm while `make up` runs), then `audit_stream --once` on the build's session.
 run: setup
-	$(PY) -m python_jobs.generate --patients $(PATIENTS) --seed $(SEED)
-	$(DBT) build --target $(DBT_RUN_TARGET)
-	$(PY) -m python_jobs.audit_stream --once
+	$(PY) -m python_jobs.demo --patients $(PATIENTS) --seed $(SEED)
 
 # The warm local engine: one long-lived Spark JVM (Thrift server + job socket) on the
 # local target's settings; dbt uses it with --target warm, the jobs by themselves.
@@ -134,6 +132,9 @@ bench-ingestion: setup
 
 bench-warm: setup
 	$(PY) bench/warm.py $(BENCH_ARGS)
+
+bench-first-run: setup
+	$(PY) bench/first_run.py $(BENCH_ARGS)
 
 bench-codegen: setup
 	$(PY) bench/codegen.py $(BENCH_ARGS)

@@ -67,6 +67,8 @@ DEFERRED = (
     "tests/functional/test_bench.py::test_every_strategy_runs_and_is_checked",
     "tests/functional/test_bench.py::test_the_ingestion_bench_times_a_new_batch_and_a_first_build",
     "tests/functional/test_bench.py::test_the_warm_bench_runs_every_command_through_the_engine",
+    # `make run`'s one-process first run, a demo build in a JVM of its own
+    "tests/functional/test_bench.py::test_make_runs_first_run_in_one_process_builds_and_audits_everything",
     # both erasure paths on clones of every relation keyed by pseudonym: ~115 s of
     # Spark in a warm JVM (36 clones and MERGEs); the pruned MERGE's equivalence on
     # one relation and gdpr_erase's pruned batch end to end stay in `make test`

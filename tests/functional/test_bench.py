@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -200,4 +201,47 @@ def test_the_warm_bench_refuses_bad_arguments_before_anything_starts(
 ) -> None:
     done = _script(tmp_path, "bench/warm.py", *args)
     assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "lakehouse").exists()
+
+
+def test_make_runs_first_run_in_one_process_builds_and_audits_everything(tmp_path: Path) -> None:
+    """`python -m python_jobs.demo` (what `make run` runs) on a fresh lakehouse: the
+    landing zone, `dbt build` in-process, then the audit on the build's own session:
+    every node passes and every CDF relation the build wrote is audited."""
+    env = {
+        **os.environ,
+        "LAKEHOUSE_DIR": str(tmp_path / "lakehouse"),
+        "DBT_TARGET_PATH": str(tmp_path / "target"),
+        "DBT_LOG_PATH": str(tmp_path / "logs"),
+        "LAKEHOUSE_DRIVER_MEMORY": "2g",
+        "LAKEHOUSE_ENGINE": "off",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "python_jobs.demo", "--patients", "20"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    assert out.index("landing ") < out.index("Built ") < out.index("Audited ")
+    assert "ERROR=0" in out
+    audited = re.search(r"Audited (\d+) new version\(s\) of (\d+) relation\(s\)", out)
+    assert audited and int(audited[1]) >= int(audited[2]) > 20, out[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--patients", "0"], "--patients must be from 1 to 1,000,000"),
+        (["--runs", "11"], "--runs from 1 to 10"),
+    ],
+)
+def test_the_first_run_bench_refuses_bad_arguments_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _script(tmp_path, "bench/first_run.py", *args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "lakehouse").exists()

@@ -1,0 +1,60 @@
+"""`make run`: the demo's first run in one process, so in one JVM.
+
+    python -m python_jobs.demo [--patients 200] [--seed 42]
+
+The same three steps a user types, in order, each printing what it prints alone:
+
+    python -m python_jobs.generate --patients 200 --seed 42
+    dbt build --target local          # --target warm while the engine (make up) runs
+    python -m python_jobs.audit_stream --once
+
+dbt runs in this process (dbtRunner, dbt's documented programmatic entry), on the
+`local` target's embedded session; the audit then runs on that same session instead
+of starting a second JVM: the build has already opened every table's Delta log and
+compiled Spark's hot code, which a new JVM pays again (a fresh JVM's audit of the
+demo was ~2x slower than one in the build's JVM; docs/operations.md). While the warm
+engine is up, dbt uses `--target warm` and the audit goes to the engine, as typed.
+A failed build stops before the audit, with dbt's exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from python_jobs.project import package_root, prog, run_job
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=prog("python -m python_jobs.demo"), description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--patients", type=int, default=200, help="patients (default 200)")
+    parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from python_jobs import audit_stream, engine, generate
+
+    code = generate.main(["--patients", str(args.patients), "--seed", str(args.seed)])
+    if code:
+        return code
+    from dbt.cli.main import dbtRunner
+
+    target = "warm" if engine.running() else "local"
+    root = str(package_root())
+    result = dbtRunner().invoke(["build", "--target", target, "--project-dir", root])
+    if not result.success:
+        return 1 if result.exception is None else 2
+    if target != "local":  # the warm engine: the audit runs there, as typed
+        routed = engine.route("python_jobs.audit_stream", ["--once"])
+        return routed if routed is not None else audit_stream.main(["--once"])
+    from python_jobs.spark import get_spark
+
+    return audit_stream.main(["--once"], get_spark())
+
+
+if __name__ == "__main__":
+    run_job(main, "demo")
