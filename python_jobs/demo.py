@@ -20,6 +20,7 @@ A failed build stops before the audit, with dbt's exit status.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from python_jobs.project import package_root, prog, run_job
@@ -45,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
 
     target = "warm" if engine.running() else "local"
     root = str(package_root())
-    result = dbtRunner().invoke(["build", "--target", target, "--project-dir", root])
+    # the checkout's profiles.yml, as `make run` exports it, unless the caller chose one
+    profiles = os.environ.get("DBT_PROFILES_DIR") or root
+    result = dbtRunner().invoke(
+        ["build", "--target", target, "--project-dir", root, "--profiles-dir", profiles]
+    )
     if not result.success:
         return 1 if result.exception is None else 2
     if target != "local":  # the warm engine: the audit runs there, as typed
