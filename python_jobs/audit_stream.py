@@ -456,9 +456,9 @@ class AuditStream:
         # the version resolve() just read, per relation, for the up_to_date() that
         # follows it in the same run (a JVM's first read of a table costs ~0.2 s)
         self._resolved: dict[str, int] = {}
-        # the history prepare() just read, per relation, with its newest version: the
+        # the history prepare() just read, per relation, with its newest commit: the
         # stream's start and its first batch use it while it covers what they need
-        self._prepared: dict[str, tuple[DataFrame, int]] = {}
+        self._prepared: dict[str, tuple[DataFrame, dict]] = {}
         relations = delta_relations()
         sinks = [relation for relation in relations if relation.name == SINK_MODEL]
         if not sinks:
@@ -549,7 +549,7 @@ class AuditStream:
         commits = [row.asDict() for row in history.collect()]
         self._prepared.pop(target.name, None)
         if commits:
-            self._prepared[target.name] = (history, max(c["version"] for c in commits))
+            self._prepared[target.name] = (history, max(commits, key=lambda c: c["version"]))
         oldest = min((c["version"] for c in commits), default=0)
         next_version = (audited + 1) if audited is not None else 0
         if next_version < oldest:
@@ -585,9 +585,16 @@ class AuditStream:
 
     def _prepared_history(self, target: Target, through: int) -> DataFrame | None:
         """The history prepare() read, once, when it holds every version through
-        `through` (else None: read it again). A stream's later batches read anew."""
+        `through` and the table's newest commit is still the one it ends with (same
+        version, time and operation: a table dropped and made again since counts its
+        versions from 0 anew). Else None: read it again. Later batches read anew."""
         prepared = self._prepared.pop(target.name, None)
-        if prepared is None or prepared[1] < through:
+        if prepared is None or prepared[1]["version"] < through:
+            return None
+        newest = self.spark.sql(f"describe history {delta_path(target.location)} limit 1").first()
+        if newest is None or any(
+            newest[key] != prepared[1][key] for key in ("version", "timestamp", "operation")
+        ):
             return None
         return prepared[0]
 
@@ -653,7 +660,7 @@ class AuditStream:
         # generation whose first version is not committed yet starts at the latest one
         # and skips it: the folder name, not the start, says where auditing begins.
         prepared = self._prepared.get(target.name)
-        latest = prepared[1] if prepared else latest_version(self.spark, target.location)
+        latest = prepared[1]["version"] if prepared else latest_version(self.spark, target.location)
         reader = (
             self.spark.readStream.format("delta")
             .option("readChangeFeed", "true")

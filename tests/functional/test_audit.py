@@ -239,6 +239,37 @@ def _schema_changes(spark: SparkSession, relation: str, since: int) -> set[tuple
     }
 
 
+def test_a_history_read_to_prepare_a_stream_serves_its_batch_only_while_it_is_current(
+    sequence: dict, spark: SparkSession, tmp_path: Path
+) -> None:
+    """prepare() reads a table's history; the stream's first batch uses it, once, and
+    only while the table's newest commit is still the one it ends with. A commit since
+    (or a table dropped and made again, whose versions restart at 0) and the batch
+    reads the history again: never another commit's tag in the audit log."""
+    job = audit_stream.AuditStream(spark, tmp_path / "checkpoints")
+    target = next(t for t in job.targets if t.name == "reference.departments")
+    latest = _latest(spark, "reference.departments")
+    job.prepare(target, latest)  # audited through its latest: nothing to catch up
+    served = job._prepared_history(target, latest)
+    assert served is not None and served.agg({"version": "max"}).first()[0] == latest
+    assert job._prepared_history(target, latest) is None  # once
+    job.prepare(target, latest)
+    assert job._prepared_history(target, latest + 1) is None  # it does not reach that far
+    job.prepare(target, latest)
+    spark.sql(
+        "set spark.databricks.delta.commitInfo.userMetadata="
+        '{"actor": "pytest", "tool": "pytest", "purpose": "audit history reuse test"}'
+    )
+    try:
+        spark.sql(
+            "alter table reference.departments set tblproperties ('gdpr_lakehouse.reuse' = 'y')"
+        )
+    finally:
+        spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+    assert job._prepared_history(target, latest) is None  # a commit since: read again
+    assert audit_stream.main(["--once"], spark) == 0  # and the audit log catches up
+
+
 def test_schema_changes_are_recorded_and_an_unclassified_column_fails_the_contract(
     sequence: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
