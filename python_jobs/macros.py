@@ -22,6 +22,7 @@ import json
 import marshal
 import os
 import re
+import stat
 import sys
 import types
 from functools import cache
@@ -45,6 +46,47 @@ def _cache_dir() -> Path:
     return Path(base) / "gdpr_lakehouse" / "jinja"
 
 
+def _private(status: os.stat_result, kind: int) -> bool:
+    """Whether a cache folder or entry is one only this user can have written: of
+    that kind, owned by this user, writable by neither group nor others (False where
+    the system has no user ids: there every process compiles for itself)."""
+    if not hasattr(os, "geteuid"):
+        return False
+    return (
+        stat.S_IFMT(status.st_mode) == kind
+        and status.st_uid == os.geteuid()
+        and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
+def _read_entry(folder: Path, entry: Path) -> bytes | None:
+    """An entry's bytes, only from a folder and a file this user alone can write (an
+    entry is code the jobs run, with the key-encryption key in their environment);
+    None for anything else. The file's owner and mode are read from the file opened
+    (no symlink followed), so it cannot be swapped between the check and the read."""
+    if not _private(os.stat(folder), stat.S_IFDIR):
+        return None
+    descriptor = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not _private(os.fstat(descriptor), stat.S_IFREG):
+            return None
+        return file.read()
+
+
+def _write_entry(folder: Path, entry: Path, data: bytes) -> None:
+    """Write an entry atomically (a scratch file of this process, then os.replace),
+    the folder made private to this user (0700) and the file readable by it alone;
+    nothing is written into a folder others could write."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not _private(os.stat(folder), stat.S_IFDIR):
+        return
+    scratch = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(scratch, flags, 0o600), "wb") as file:
+        file.write(data)
+    os.replace(scratch, entry)
+
+
 @cache
 def _compiled(source: str, filename: str) -> Any:
     """A macro file compiled to Python code once per process: compiling every file
@@ -55,23 +97,23 @@ def _compiled(source: str, filename: str) -> Any:
     1.5 s of every job's start. One entry per file path, holding the hash of the
     source, Jinja's and Python's versions it was compiled from; any other source, a
     version change, or an entry that cannot be read is compiled again and rewritten.
+    An entry is loaded only from a folder and a file this user alone can write
+    (_read_entry); elsewhere every process compiles for itself.
     """
     stamp = hashlib.sha256(
         "\0".join((jinja2.__version__, sys.version, filename, source)).encode()
     ).digest()
-    entry = _cache_dir() / (hashlib.sha256(filename.encode()).hexdigest()[:32] + ".code")
+    folder = _cache_dir()
+    entry = folder / (hashlib.sha256(filename.encode()).hexdigest()[:32] + ".code")
     with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-        data = entry.read_bytes()
-        if data[: len(stamp)] == stamp:
+        data = _read_entry(folder, entry)
+        if data is not None and data[: len(stamp)] == stamp:
             code = marshal.loads(data[len(stamp) :])
             if isinstance(code, types.CodeType):
                 return code
     code = jinja2.Environment(extensions=_EXTENSIONS).compile(source, filename=filename)
     with contextlib.suppress(OSError):
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        scratch = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-        scratch.write_bytes(stamp + marshal.dumps(code))
-        os.replace(scratch, entry)
+        _write_entry(folder, entry, stamp + marshal.dumps(code))
     return code
 
 

@@ -178,3 +178,63 @@ def test_compiled_macros_are_kept_on_disk_and_compiled_again_when_they_change(
     assert render(edited) == "goodbye you"
     assert compiled == [source, edited, edited]
     macros._compiled.cache_clear()
+
+
+def _planted(macros, source: str, filename: str, payload: str) -> bytes:
+    """A cache entry for `source` (the right stamp) whose code is another macro's."""
+    import hashlib
+    import marshal
+    import sys
+
+    stamp = hashlib.sha256(
+        "\0".join((macros.jinja2.__version__, sys.version, filename, source)).encode()
+    ).digest()
+    code = macros.jinja2.Environment(extensions=macros._EXTENSIONS).compile(
+        payload, filename=filename
+    )
+    return stamp + marshal.dumps(code)
+
+
+@pytest.mark.parametrize("how", ["world-writable entry", "group-writable folder", "other owner"])
+def test_a_compiled_macro_another_user_could_have_written_is_never_loaded(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Attack: a cache entry is code the jobs run, with the key-encryption key in their
+    environment. Plant an entry with the right stamp and other code where another user
+    could write it (GDPR_LAKEHOUSE_JINJA_CACHE or XDG_CACHE_HOME pointed at a shared
+    folder). Guarantee: only an entry the user alone can write, in a folder only the
+    user can write, is loaded; anything else is compiled from the source again."""
+    import os
+
+    from python_jobs import macros
+
+    if how == "other owner" and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root (CI runs as root)")
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("GDPR_LAKEHOUSE_JINJA_CACHE", str(folder))
+    filename = "/project/macros/greet.sql"
+    source = "{% macro greet(name) %}hello {{ name }}{% endmacro %}"
+    macros._compiled.cache_clear()
+    macros._compiled(source, filename)  # the user's own process writes the entry
+    (entry,) = folder.iterdir()
+    assert folder.stat().st_mode & 0o077 == 0, oct(folder.stat().st_mode)
+    assert entry.stat().st_mode & 0o077 == 0, oct(entry.stat().st_mode)
+    entry.write_bytes(_planted(macros, source, filename, source.replace("hello", "pwned")))
+    if how == "world-writable entry":
+        entry.chmod(0o666)
+    elif how == "group-writable folder":
+        folder.chmod(0o770)
+    else:
+        os.chown(entry, 65534, 65534)
+
+    def render() -> str:
+        macros._compiled.cache_clear()  # as a new process would start
+        code = macros._compiled(source, filename)
+        env = macros.jinja2.Environment()
+        template = env.template_class.from_code(env, code, env.make_globals(None))
+        context = template.new_context()
+        list(template.root_render_func(context))
+        return str(context.vars["greet"]("you"))
+
+    assert render() == "hello you"
+    macros._compiled.cache_clear()
