@@ -25,7 +25,15 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from python_jobs.kek_hook import ENV, FILE_ENV, kek_file, open_mode, parse_key, read_key
+from python_jobs.kek_hook import (
+    ENV,
+    FILE_ENV,
+    foreign_owner,
+    kek_file,
+    open_mode,
+    parse_key,
+    read_key,
+)
 
 PTH_NAME = "gdpr_lakehouse_kek.pth"
 # exec'd by site at every start of the venv's Python: a checkout moved or rolled back
@@ -52,6 +60,13 @@ def ensure_key_file(path: Path) -> bool:
                 f"{path} is open to other users of this machine (mode {mode:o}), so it is not "
                 f"used: make it readable by its owner only (chmod 600 {path}). Whoever could "
                 "read it may hold the key"
+            )
+        owner = foreign_owner(path)
+        if owner is not None:
+            raise KekError(
+                f"{path} is owned by another user (uid {owner}), so it is not used: whoever "
+                "owns it chose the key, and could unwrap every key it wraps. Move it away to "
+                "make a new one, or restore your own copy from its backup"
             )
         return False
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

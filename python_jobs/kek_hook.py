@@ -5,10 +5,10 @@ Imported at interpreter start by the ``gdpr_lakehouse_kek.pth`` file that
 ``dbt``, ``python -m python_jobs.<job>`` and ``gdpr-lakehouse``, typed as they are, give
 their Spark the key: embedded Spark inherits dbt's environment. It does nothing when
 LAKEHOUSE_KEK is already set (an explicit key wins), when LAKEHOUSE_KEK_FILE is set to
-an empty string (off), when the file holds no well-formed key, or when its group or
-other users may read or write it (``kek init`` then says so); it never raises (a
-failing .pth line would print a traceback at every Python start). Standard library
-only: it runs before anything else in every process of the venv.
+an empty string (off), when the file holds no well-formed key, when its group or other
+users may read or write it, or when another user owns it (``kek init`` then says so);
+it never raises (a failing .pth line would print a traceback at every Python start).
+Standard library only: it runs before anything else in every process of the venv.
 """
 
 from __future__ import annotations
@@ -47,11 +47,22 @@ def parse_key(path: Path) -> str | None:
     return text if _KEY.fullmatch(text) else None
 
 
+def foreign_owner(path: Path) -> int | None:
+    """The user id owning the file when it is not this process's user, else None.
+    Whoever owns the file chose the key: a key another user planted where this user's
+    processes look (a shared config folder) would wrap every new lakehouse's keys with
+    a key that user holds."""
+    if not hasattr(os, "geteuid"):
+        return None
+    owner = path.stat().st_uid
+    return owner if owner != os.geteuid() else None
+
+
 def read_key(path: Path) -> str | None:
-    """The key to use: None when the file holds none, or when it is open to other users
-    (as ssh refuses such a private key)."""
+    """The key to use: None when the file holds none, when it is open to other users
+    (as ssh refuses such a private key), or when another user owns it."""
     try:
-        if open_mode(path) is not None:
+        if open_mode(path) is not None or foreign_owner(path) is not None:
             return None
     except OSError:
         return None

@@ -131,3 +131,33 @@ def test_a_key_file_others_can_read_is_not_used_and_init_says_why(tmp_path: Path
         assert path.read_text() == key and path.stat().st_mode & 0o777 == mode
     path.chmod(0o400)  # read-only for its owner is fine
     assert _init(path).returncode == 0
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="giving a file to another user needs root (CI runs as root)"
+)
+def test_a_key_file_another_user_owns_is_not_used_and_init_says_why(tmp_path: Path) -> None:
+    """Attack: another user of the machine plants a well-formed key file, readable by its
+    owner only, where this user's processes look for theirs (a shared config folder, a
+    LAKEHOUSE_KEK_FILE set for a group). A new lakehouse would wrap every data key with a
+    key that user holds. Guarantee: no process of the venv reads a key file it does not
+    own, and `kek init` says whose it is and leaves it as it is."""
+    path = tmp_path / "kek"
+    path.write_text("ab" * 32 + "\n")
+    path.chmod(0o600)
+    os.chown(path, 65534, 65534)
+    done = subprocess.run(
+        [sys.executable, "-c", READ_BACK],
+        cwd=tmp_path,
+        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "" and done.stderr == ""
+    refused = _init(path)
+    assert refused.returncode == 1
+    assert "owned by another user (uid 65534)" in refused.stderr, refused.stderr
+    assert path.read_text() == "ab" * 32 + "\n" and path.stat().st_uid == 65534
+    os.chown(path, os.geteuid(), os.getegid())  # the user's own file is used
+    assert _init(path).returncode == 0
