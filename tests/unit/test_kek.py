@@ -38,6 +38,19 @@ def _init(path: Path) -> subprocess.CompletedProcess:
     )
 
 
+def _read_back(cwd: Path, **changes: str | None) -> subprocess.CompletedProcess:
+    """A new Python process of the venv, started outside the project (the hook comes
+    from the venv), printing the LAKEHOUSE_KEK it was given."""
+    return subprocess.run(
+        [sys.executable, "-c", READ_BACK],
+        cwd=cwd,
+        env=_environment(**changes),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
 def test_init_makes_a_private_key_once_and_never_replaces_it(tmp_path: Path) -> None:
     path = tmp_path / "config" / "gdpr_lakehouse" / "kek"
     assert kek.ensure_key_file(path) is True
@@ -79,14 +92,7 @@ def test_a_process_of_the_venv_reads_the_file_unless_a_key_is_given(tmp_path: Pa
     assert key not in done.stdout  # the command names the file, never the key
 
     def read_back(**changes: str | None) -> str:
-        return subprocess.run(
-            [sys.executable, "-c", READ_BACK],
-            cwd=tmp_path,  # not the project: the hook comes from the venv
-            env=_environment(**changes),
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        return _read_back(tmp_path, **changes).stdout.strip()
 
     assert read_back(LAKEHOUSE_KEK_FILE=str(path)) == key
     assert read_back(LAKEHOUSE_KEK_FILE=str(path), LAKEHOUSE_KEK="ab" * 32) == "ab" * 32
@@ -115,14 +121,7 @@ def test_a_key_file_others_can_read_is_not_used_and_init_says_why(tmp_path: Path
     key = path.read_text()
     for mode in (0o644, 0o640, 0o604, 0o660):
         path.chmod(mode)
-        done = subprocess.run(
-            [sys.executable, "-c", READ_BACK],
-            cwd=tmp_path,
-            env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = _read_back(tmp_path, LAKEHOUSE_KEK_FILE=str(path))
         assert done.stdout.strip() == "", oct(mode)
         assert done.stderr == ""  # the hook stays silent at every Python start
         refused = _init(path)
@@ -146,14 +145,7 @@ def test_a_key_file_another_user_owns_is_not_used_and_init_says_why(tmp_path: Pa
     path.write_text("ab" * 32 + "\n")
     path.chmod(0o600)
     os.chown(path, 65534, 65534)
-    done = subprocess.run(
-        [sys.executable, "-c", READ_BACK],
-        cwd=tmp_path,
-        env=_environment(LAKEHOUSE_KEK_FILE=str(path)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = _read_back(tmp_path, LAKEHOUSE_KEK_FILE=str(path))
     assert done.stdout.strip() == "" and done.stderr == ""
     refused = _init(path)
     assert refused.returncode == 1
