@@ -195,7 +195,9 @@ def _planted(macros, source: str, filename: str, payload: str) -> bytes:
     return stamp + marshal.dumps(code)
 
 
-@pytest.mark.parametrize("how", ["world-writable entry", "group-writable folder", "other owner"])
+@pytest.mark.parametrize(
+    "how", ["world-writable entry", "group-writable folder", "other owner", "symbolic link"]
+)
 def test_a_compiled_macro_another_user_could_have_written_is_never_loaded(
     tmp_path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
@@ -219,12 +221,20 @@ def test_a_compiled_macro_another_user_could_have_written_is_never_loaded(
     (entry,) = folder.iterdir()
     assert folder.stat().st_mode & 0o077 == 0, oct(folder.stat().st_mode)
     assert entry.stat().st_mode & 0o077 == 0, oct(entry.stat().st_mode)
-    entry.write_bytes(_planted(macros, source, filename, source.replace("hello", "pwned")))
+    planted = _planted(macros, source, filename, source.replace("hello", "pwned"))
+    if how == "symbolic link":  # to a private file elsewhere: the link is not followed
+        elsewhere = tmp_path / "elsewhere.code"
+        elsewhere.write_bytes(planted)
+        elsewhere.chmod(0o600)
+        entry.unlink()
+        entry.symlink_to(elsewhere)
+    else:
+        entry.write_bytes(planted)
     if how == "world-writable entry":
         entry.chmod(0o666)
     elif how == "group-writable folder":
         folder.chmod(0o770)
-    else:
+    elif how == "other owner":
         os.chown(entry, 65534, 65534)
 
     def render() -> str:
