@@ -14,7 +14,12 @@ metastore, the same Delta and SQL settings), and it serves two doors into that J
 - **Spark's Thrift server** (HiveThriftServer2, started inside the same JVM) on
   127.0.0.1:$LAKEHOUSE_ENGINE_PORT (default 10009): dbt's ``warm`` target (dbt-spark's
   ``thrift`` method; dbt-spark has no Spark Connect method, which is why the engine
-  is a Thrift server, not a Spark Connect server).
+  is a Thrift server, not a Spark Connect server). Any local process can reach that
+  port, so it admits only a client whose password is the token the engine makes at
+  every start (``$LAKEHOUSE_DIR/engine/token``, this user only; the JVM holds its
+  SHA-256 alone: jvm/src ``gdpr_lakehouse.engine.TokenAuthenticator``). dbt finds it
+  in DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN, which the venv's start-up hook
+  (python_jobs.kek_hook) reads from that file.
 - **a Unix socket** (``$LAKEHOUSE_DIR/engine/engine.sock``, this user only) for the
   Python jobs: while the engine is up, ``python -m python_jobs.audit_stream --once``,
   ``purge`` and ``report`` send their arguments there and the engine runs the same
@@ -27,17 +32,20 @@ One JVM holds the embedded Derby metastore, so while the engine is up the embedd
 choose it by themselves). Stopped, everything is as before. The key-encryption key
 is read by the engine's JVM (``java_method`` getenv), so export it before ``up``.
 
-State: ``$LAKEHOUSE_DIR/engine``: ``engine.json`` (pid, port, socket), ``engine.log``.
+State: ``$LAKEHOUSE_DIR/engine``: ``engine.json`` (pid, port, socket), ``engine.log``,
+``token``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib
 import io
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -54,6 +62,10 @@ from python_jobs.processes import tail as _tail
 from python_jobs.project import ProjectError, prog, state_dir
 
 DEFAULT_PORT = 10009
+# The Thrift server's authenticator (jvm/src, this project's jar) and the system property
+# it reads the token's SHA-256 from.
+AUTHENTICATOR = "gdpr_lakehouse.engine.TokenAuthenticator"
+DIGEST_PROPERTY = "gdpr_lakehouse.engine.token.sha256"
 # Jobs whose main(argv, spark) runs in the engine; module -> when it does not.
 WARM_JOBS: dict[str, Callable[[list[str]], bool]] = {
     "python_jobs.audit_stream": lambda argv: "--follow" not in argv,
@@ -82,6 +94,31 @@ def _state_file() -> Path:
 
 def _socket_path() -> Path:
     return engine_dir() / "engine.sock"
+
+
+def _token_file() -> Path:
+    return engine_dir() / "token"
+
+
+def _write_token() -> str:
+    """A new random token for this start, in a file only this user can read (written
+    whole under a scratch name, then renamed into place); the token."""
+    token = secrets.token_hex(32)
+    scratch = engine_dir() / f".token.{os.getpid()}.tmp"
+    scratch.unlink(missing_ok=True)
+    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(token + "\n")
+    os.replace(scratch, _token_file())
+    return token
+
+
+def use_token() -> None:
+    """Give this process's dbt the running engine's token (the venv's start-up hook does
+    the same for every new process: python_jobs.kek_hook)."""
+    from python_jobs.kek_hook import load_engine_token
+
+    load_engine_token()
 
 
 def _port() -> int:
@@ -258,6 +295,9 @@ def engine_settings(port: int) -> dict[str, str]:
     settings["spark.app.name"] = "gdpr_lakehouse_engine"
     settings["spark.hadoop.hive.server2.thrift.bind.host"] = HOST
     settings["spark.hadoop.hive.server2.thrift.port"] = str(port)
+    # Only a client that gives the token: any local process can reach the port.
+    settings["spark.hadoop.hive.server2.authentication"] = "CUSTOM"
+    settings["spark.hadoop.hive.server2.custom.authentication.class"] = AUTHENTICATOR
     return settings
 
 
@@ -267,8 +307,13 @@ def serve(port: int) -> int:
 
     folder = engine_dir()
     folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(_write_token().encode()).hexdigest()
     spark = build_session(engine_settings(port))
     jvm = spark._jvm
+    # Hive builds the authenticator from a new HiveConf (system properties, not the
+    # session's settings): name it there too, and give it the token's digest alone.
+    jvm.java.lang.System.setProperty("hive.server2.custom.authentication.class", AUTHENTICATOR)
+    jvm.java.lang.System.setProperty(DIGEST_PROPERTY, digest)
     thrift = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
         spark._jsparkSession.sqlContext()
     )
@@ -317,6 +362,7 @@ def serve(port: int) -> int:
     finally:
         _state_file().unlink(missing_ok=True)
         path.unlink(missing_ok=True)
+        _token_file().unlink(missing_ok=True)
         with contextlib.suppress(Exception):
             thrift.stop()
         spark.stop()
@@ -356,9 +402,11 @@ def up(timeout: float = 240) -> dict:
     while time.monotonic() < deadline:
         state = read_state()
         if state is not None and _listening(port):
+            use_token()
             print(
-                f"engine up: dbt --target warm (thrift {HOST}:{port}); jobs run in it while it "
-                f"is up. `export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
+                f"engine up: dbt --target warm (thrift {HOST}:{port}, for clients with the "
+                f"token in {_token_file()}); jobs run in it while it is up. "
+                f"`export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
             )
             return state
         if process.poll() is not None:
@@ -387,6 +435,7 @@ def down(timeout: float = 60) -> bool:
             os.killpg(pid, signal.SIGKILL)
     _state_file().unlink(missing_ok=True)
     _socket_path().unlink(missing_ok=True)
+    _token_file().unlink(missing_ok=True)
     print("engine down")
     return True
 

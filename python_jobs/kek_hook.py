@@ -1,4 +1,5 @@
-"""Read this machine's key-encryption key into LAKEHOUSE_KEK when a process starts.
+"""Read this machine's key-encryption key into LAKEHOUSE_KEK when a process starts, and
+the running warm engine's token into DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN.
 
 Imported at interpreter start by the ``gdpr_lakehouse_kek.pth`` file that
 ``python -m python_jobs.kek init`` (run by ``make setup``) puts in the venv, so that
@@ -8,6 +9,12 @@ LAKEHOUSE_KEK is already set (an explicit key wins), when LAKEHOUSE_KEK_FILE is 
 an empty string (off), when the file holds no well-formed key, when its group or other
 users may read or write it, or when another user owns it (``kek init`` then says so);
 it never raises (a failing .pth line would print a traceback at every Python start).
+
+The warm engine (``make up``) admits a Thrift client only with the token it wrote to
+``<lakehouse>/engine/token`` (mode 600) when it started; dbt's ``warm`` target sends
+DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN (dbt scrubs such variables from its logs). That
+file, under the same checks as the key file, is read here whenever it is present: it
+is the live engine's, so it wins over an older value the environment inherited.
 Standard library only: it runs before anything else in every process of the venv.
 """
 
@@ -18,6 +25,7 @@ import re
 from pathlib import Path
 
 ENV = "LAKEHOUSE_KEK"
+TOKEN_ENV = "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"
 FILE_ENV = "LAKEHOUSE_KEK_FILE"
 _KEY = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -69,7 +77,39 @@ def read_key(path: Path) -> str | None:
     return parse_key(path)
 
 
+def default_project_root() -> Path:
+    """The dbt project, found as python_jobs.project.project_root finds it (without its
+    check that the folder is one): $LAKEHOUSE_PROJECT_DIR, else the current directory
+    when it holds a dbt_project.yml, else this checkout."""
+    configured = os.environ.get("LAKEHOUSE_PROJECT_DIR")
+    if configured:
+        return Path(configured)
+    if (Path.cwd() / "dbt_project.yml").is_file():
+        return Path.cwd()
+    return Path(__file__).resolve().parent.parent
+
+
+def lakehouse_folder(root: Path) -> Path:
+    """$LAKEHOUSE_DIR, default ``.lakehouse``; a relative value is taken under ``root``."""
+    configured = Path(os.environ.get("LAKEHOUSE_DIR", ".lakehouse"))
+    return (configured if configured.is_absolute() else root / configured).resolve()
+
+
+def engine_token_file() -> Path:
+    return lakehouse_folder(default_project_root()) / "engine" / "token"
+
+
+def load_engine_token() -> None:
+    try:
+        token = read_key(engine_token_file())
+    except (OSError, RuntimeError):
+        return
+    if token is not None:
+        os.environ[TOKEN_ENV] = token
+
+
 def load() -> None:
+    load_engine_token()
     if os.environ.get(ENV):
         return
     try:

@@ -106,9 +106,9 @@ def state_dir() -> Path:
     $LAKEHOUSE_DIR, default ``.lakehouse`` under the project root; a relative value is
     taken relative to the project root, where dbt runs.
     """
-    configured = Path(os.environ.get("LAKEHOUSE_DIR", ".lakehouse"))
-    path = configured if configured.is_absolute() else project_root() / configured
-    return path.resolve()
+    from python_jobs.kek_hook import lakehouse_folder
+
+    return lakehouse_folder(project_root())
 
 
 def project_vars() -> dict[str, Any]:

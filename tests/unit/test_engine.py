@@ -93,6 +93,7 @@ def test_the_warm_target_reaches_the_engines_port(monkeypatch: pytest.MonkeyPatc
     from python_jobs import project
 
     monkeypatch.setenv("LAKEHOUSE_ENGINE_PORT", "10123")
+    monkeypatch.setenv("DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN", "7a" * 32)
     warm = project.profile_target("warm")
     assert (warm["method"], warm["host"], int(warm["port"]), int(warm["threads"])) == (
         "thrift",
@@ -100,6 +101,11 @@ def test_the_warm_target_reaches_the_engines_port(monkeypatch: pytest.MonkeyPatc
         10123,
         1,
     )
+    # the engine admits only its token (tests/adversarial/test_engine_access.py)
+    assert (warm["auth"], warm["password"]) == ("CUSTOM", "7a" * 32)
+    settings = engine.engine_settings(10123)
+    assert settings["spark.hadoop.hive.server2.authentication"] == "CUSTOM"
+    assert settings["spark.hadoop.hive.server2.custom.authentication.class"] == engine.AUTHENTICATOR
 
 
 _PROBE = """

@@ -1,0 +1,142 @@
+"""Attack class: another process on this machine talks to the warm engine's Thrift port.
+
+The warm engine (`make up`) listens on 127.0.0.1, where any local user or process can
+connect. Its JVM holds the key-encryption key (dbt's macros read it with `java_method`
+getenv), the whole lakehouse and the erasure macros' privileges. Guarantees held here:
+- a client without the engine's token (a new random one at every `up`) is refused
+  before it runs a statement, whatever user name it gives; the key cannot be read
+  through the port;
+- the token lives in a file only this user can read (`<lakehouse>/engine/token`, mode
+  600), never in the engine's state file or log; the JVM holds only its SHA-256;
+- dbt, as typed (`dbt run-operation ... --target warm`), finds the token by itself and
+  works; so does a client that gives it.
+The engine runs in its own lakehouse folder and on a free port: never the user's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dbt_harness import ROOT
+
+pytestmark = pytest.mark.functional
+
+KEK_SQL = "select java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    lakehouse = tmp_path_factory.mktemp("engine-access") / "lakehouse"
+    port = _free_port()
+    env = {
+        **os.environ,
+        "LAKEHOUSE_DIR": str(lakehouse),
+        "LAKEHOUSE_ENGINE_PORT": str(port),
+        "LAKEHOUSE_DRIVER_MEMORY": "1g",
+        "LAKEHOUSE_KEK": os.environ.get("LAKEHOUSE_KEK") or "ab" * 32,
+        "DBT_TARGET_PATH": str(lakehouse.parent / "target"),
+        "DBT_LOG_PATH": str(lakehouse.parent / "logs"),
+    }
+    env.pop("DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN", None)
+
+    def engine_command(action: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "python_jobs.engine", action],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    started = engine_command("up")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        yield {"port": port, "env": env, "folder": lakehouse / "engine"}
+    finally:
+        engine_command("down")
+
+
+def _query(port: int, sql: str, **credentials: str) -> list:
+    from pyhive import hive
+
+    connection = hive.connect(host="127.0.0.1", port=port, **credentials)
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql)
+        return cursor.fetchall()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"username": "mallory"},
+        {"username": "dbt"},
+        {"username": "dbt", "auth": "CUSTOM", "password": "guess"},
+        {"username": "dbt", "auth": "CUSTOM", "password": "0" * 64},
+    ],
+    ids=["no-password", "the-actor-name", "a-guess", "a-well-formed-guess"],
+)
+def test_a_client_without_the_engines_token_runs_nothing(engine: dict, credentials: dict) -> None:
+    """Attack: a local process connects to the engine's port and asks for the key.
+    Guarantee: refused before any statement runs."""
+    from thrift.transport.TTransport import TTransportException
+
+    with pytest.raises(TTransportException, match="Error validating the login"):
+        _query(engine["port"], KEK_SQL, **credentials)
+
+
+def test_the_token_is_this_users_alone_and_in_no_state_file_or_log(engine: dict) -> None:
+    token_file = engine["folder"] / "token"
+    mode = token_file.stat().st_mode
+    assert stat.S_IMODE(mode) == 0o600, oct(mode)
+    assert token_file.stat().st_uid == os.geteuid()
+    token = token_file.read_text().strip()
+    assert len(token) == 64 and int(token, 16) >= 0
+    for name in ("engine.json", "engine.log"):
+        assert token not in (engine["folder"] / name).read_text(errors="replace"), name
+    # the right token opens it: a client that gives it runs statements
+    assert _query(engine["port"], "select 1", username="dbt", auth="CUSTOM", password=token) == [
+        (1,)
+    ]
+
+
+def test_dbt_as_typed_finds_the_token_by_itself(engine: dict) -> None:
+    """`dbt ... --target warm` in a new process, the token nowhere in its environment:
+    the venv's start-up hook reads it from the engine's folder."""
+    assert "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN" not in engine["env"]
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("dbt")),
+            "run-operation",
+            "run_query",
+            "--args",
+            "{sql: select 41 + 1}",
+            "--target",
+            "warm",
+        ],
+        cwd=ROOT,
+        env=engine["env"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    token = (engine["folder"] / "token").read_text().strip()
+    assert token not in done.stdout + done.stderr
