@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     from dbt.cli.main import dbtRunner
 
     target = "warm" if engine.running() else "local"
+    if target == "warm":
+        engine.use_token()  # the engine's token, should it have started after this process
     root = str(package_root())
     # the checkout's profiles.yml, as `make run` exports it, unless the caller chose one
     profiles = os.environ.get("DBT_PROFILES_DIR") or root
