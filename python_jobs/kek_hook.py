@@ -102,7 +102,7 @@ def engine_token_file() -> Path:
 def load_engine_token() -> None:
     try:
         token = read_key(engine_token_file())
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL
         return
     if token is not None:
         os.environ[TOKEN_ENV] = token
