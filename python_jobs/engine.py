@@ -84,6 +84,15 @@ FORWARDED_ENV = (
 )
 
 
+def _private_engine_dir() -> Path:
+    """The engine's folder, made (or narrowed) to this user only: it holds the token,
+    the jobs' socket and the JVM's log, whose errors can quote the data."""
+    folder = engine_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    return folder
+
+
 def engine_dir() -> Path:
     return state_dir() / "engine"
 
@@ -305,8 +314,7 @@ def serve(port: int) -> int:
     """The engine process: the session, the Thrift server, the job socket; until SIGTERM."""
     from python_jobs.spark import build_session
 
-    folder = engine_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    _private_engine_dir()
     digest = hashlib.sha256(_write_token().encode()).hexdigest()
     spark = build_session(engine_settings(port))
     jvm = spark._jvm
@@ -385,8 +393,7 @@ def up(timeout: float = 240) -> dict:
     from python_jobs.jars import require_delta_jars
 
     require_delta_jars()
-    folder = engine_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _private_engine_dir()
     _state_file().unlink(missing_ok=True)
     log = folder / "engine.log"
     with log.open("w") as handle:

@@ -7,7 +7,8 @@ getenv), the whole lakehouse and the erasure macros' privileges. Guarantees held
   before it runs a statement, whatever user name it gives; the key cannot be read
   through the port;
 - the token lives in a file only this user can read (`<lakehouse>/engine/token`, mode
-  600), never in the engine's state file or log; the JVM holds only its SHA-256;
+  600, in a folder of mode 700), never in the engine's state file or log; the JVM
+  holds only its SHA-256;
 - dbt, as typed (`dbt run-operation ... --target warm`), finds the token by itself and
   works; so does a client that gives it.
 The engine runs in its own lakehouse folder and on a free port: never the user's.
@@ -104,6 +105,8 @@ def test_a_client_without_the_engines_token_runs_nothing(engine: dict, credentia
 
 def test_the_token_is_this_users_alone_and_in_no_state_file_or_log(engine: dict) -> None:
     token_file = engine["folder"] / "token"
+    # the folder too (the token, the jobs' socket, the JVM's log)
+    assert stat.S_IMODE(engine["folder"].stat().st_mode) == 0o700
     mode = token_file.stat().st_mode
     assert stat.S_IMODE(mode) == 0o600, oct(mode)
     assert token_file.stat().st_uid == os.geteuid()
