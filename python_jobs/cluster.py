@@ -63,6 +63,8 @@ NOT_FORWARDED = {
     "spark.driver.extraClassPath",
     "spark.hadoop.fs.file.impl",
     "spark.hadoop.fs.AbstractFileSystem.file.impl",
+    # a standalone master makes no secret: Spark's own ports keep its default there
+    "spark.authenticate",
 }
 
 

@@ -69,10 +69,28 @@ def _local_fs_where_it_loads(settings: dict[str, str]) -> None:
             settings[key] = hadoops
 
 
+# Where Spark makes the authentication secret itself (SecurityManager.initializeAuth);
+# elsewhere (a standalone master) spark.authenticate needs one configured, shared with
+# the workers.
+SECRET_MADE_BY_SPARK = ("local", "yarn", "k8s://")
+SECRET_SETTINGS = ("spark.authenticate.secret", "spark.authenticate.secret.file")
+
+
+def _authentication_where_spark_makes_the_secret(settings: dict[str, str]) -> None:
+    """The local target authenticates Spark's own ports (profiles.yml): a session an
+    adopter's target lays on a standalone master, with no secret of its own, keeps
+    Spark's default rather than failing to start."""
+    made_by_spark = settings.get("spark.master", "local").startswith(SECRET_MADE_BY_SPARK)
+    configured = any(key in settings for key in SECRET_SETTINGS)
+    if settings.get("spark.authenticate") == "true" and not (made_by_spark or configured):
+        settings["spark.authenticate"] = "false"
+
+
 def spark_settings(*, shared_metastore: bool = True) -> dict[str, str]:
     """The local target's server_side_parameters, rendered, plus the metastore mode."""
     settings = spark_parameters()
     _local_fs_where_it_loads(settings)
+    _authentication_where_spark_makes_the_secret(settings)
     if not shared_metastore:
         settings["spark.sql.catalogImplementation"] = "in-memory"
         for key in METASTORE_KEYS:

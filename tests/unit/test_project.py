@@ -533,6 +533,34 @@ def test_the_project_local_file_system_only_with_a_local_master(
 
 
 @pytest.mark.parametrize(
+    ("master", "authenticate"),
+    [(None, "true"), ("local[1]", "true"), ("spark://127.0.0.1:7077", "false")],
+)
+def test_spark_s_own_ports_authenticate_where_spark_makes_the_secret(
+    monkeypatch: pytest.MonkeyPatch, master: str | None, authenticate: str
+) -> None:
+    """tests/adversarial/test_spark_ports.py holds the local session to it."""
+    settings = _settings_with(monkeypatch, "LAKEHOUSE_SPARK_MASTER", master)
+    assert settings["spark.authenticate"] == authenticate
+
+
+@pytest.mark.parametrize(
+    ("overlay", "authenticate"),
+    [
+        ({"spark.master": "spark://10.0.0.5:7077"}, "false"),  # no secret: Spark's default
+        ({"spark.master": "spark://10.0.0.5:7077", "spark.authenticate.secret": "s"}, "true"),
+        ({"spark.master": "yarn"}, "true"),  # YARN makes the secret, as a local master
+    ],
+)
+def test_an_adopters_cluster_session_authenticates_only_with_a_secret(
+    monkeypatch: pytest.MonkeyPatch, overlay: dict[str, str], authenticate: str
+) -> None:
+    engine = project.engine_spark_parameters()
+    monkeypatch.setattr(spark, "spark_parameters", lambda: {**engine, **overlay})
+    assert spark.spark_settings()["spark.authenticate"] == authenticate
+
+
+@pytest.mark.parametrize(
     "overlay",
     [
         {"spark.master": "spark://10.0.0.5:7077"},  # an adopter's cluster master
