@@ -382,6 +382,7 @@ def up(timeout: float = 240) -> dict:
     """Start the engine (a no-op when it is up); return its state once it answers."""
     state = read_state()
     if state is not None:
+        use_token()
         print(f"engine already up (pid {state['pid']}, thrift {HOST}:{state['port']})")
         return state
     port = _port()
