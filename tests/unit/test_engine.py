@@ -59,6 +59,20 @@ def test_which_jobs_run_warm(lakehouse: Path, monkeypatch: pytest.MonkeyPatch) -
     assert engine.route("python_jobs.purge", []) is None
 
 
+def test_up_with_the_engine_already_up_gives_this_process_its_token(
+    lakehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An in-process caller (a test, `make run`) started before the engine: `up` finds it
+    running and gives dbt's warm target the live token, replacing an older one."""
+    monkeypatch.setenv("DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN", "0" * 64)
+    _state(lakehouse, os.getpid())
+    token = lakehouse / "engine" / "token"
+    token.write_text("c3" * 32 + "\n")
+    token.chmod(0o600)
+    assert engine.up()["pid"] == os.getpid()
+    assert os.environ["DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"] == "c3" * 32
+
+
 def test_a_job_needing_the_metastore_refuses_while_the_engine_holds_it(lakehouse: Path) -> None:
     """Two JVMs cannot open one embedded Derby metastore: say so before starting one."""
     from python_jobs import spark
