@@ -85,13 +85,9 @@ def project_root() -> Path:
     $LAKEHOUSE_PROJECT_DIR (what ``gdpr-lakehouse --project-dir`` sets), else the current
     directory when it holds a dbt_project.yml, else this checkout (the demo lakehouse).
     """
-    configured = os.environ.get("LAKEHOUSE_PROJECT_DIR")
-    if configured:
-        root = Path(configured)
-    elif (Path.cwd() / "dbt_project.yml").is_file():
-        root = Path.cwd()
-    else:
-        root = package_root()
+    from python_jobs.kek_hook import default_project_root
+
+    root = default_project_root()
     if not (root / "dbt_project.yml").is_file():
         raise ProjectError(
             f"{root} is not a dbt project (no dbt_project.yml); give --project-dir (or set "
