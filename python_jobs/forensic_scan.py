@@ -79,6 +79,7 @@ from python_jobs.project import (
     dbt_output_dirs,
     landing_dir,
     manifest,
+    open_private,
     prog,
     project_vars,
     run_job,
@@ -345,10 +346,8 @@ def write_witness(witness: Witness, path: Path) -> None:
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     # personal data and a key: readable by its owner only
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
+    with open_private(path, "w") as handle:
         json.dump(data, handle, indent=2)
-    os.chmod(path, 0o600)
 
 
 def read_witness(path: Path) -> Witness:

@@ -35,7 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from python_jobs.project import landing_dir, prog
+from python_jobs.project import landing_dir, open_private, private_folder, prog
 
 EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 
@@ -340,8 +340,9 @@ class Batch:
         counts = {}
         parts = self.args.files
         for entity, rows in self.events.items():
-            folder = landing / entity
-            folder.mkdir(parents=True, exist_ok=True)
+            # the source records hold names, e-mails and phone numbers in clear: the
+            # landing zone's folders and files are their owner's only
+            folder = private_folder(landing / entity)
             size = -(-len(rows) // parts) if rows else 0
             for part in range(parts):
                 chunk = rows[part * size : (part + 1) * size] if size else []
@@ -351,7 +352,8 @@ class Batch:
                 suffix = f"-{part + 1:02d}" if parts > 1 else ""
                 target = folder / f"batch-{self.args.batch:04d}{suffix}.parquet"
                 partial = folder / f".{target.name}.tmp"
-                pq.write_table(table, partial, compression="snappy")
+                with open_private(partial) as out:
+                    pq.write_table(table, out, compression="snappy")
                 partial.replace(target)  # atomic: a reader never sees half a batch
             counts[entity] = len(rows)
         return counts

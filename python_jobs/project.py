@@ -119,6 +119,33 @@ def project_vars() -> dict[str, Any]:
     return merged
 
 
+def private_folder(folder: Path) -> Path:
+    """`folder` made with every missing level mode 700 (its owner's only), and narrowed to
+    700 if it already exists: personal data is written there."""
+    missing = []
+    for level in (folder, *folder.parents):
+        if level.exists():
+            break
+        missing.append(level)
+    for level in reversed(missing):
+        level.mkdir(mode=0o700, exist_ok=True)
+        level.chmod(0o700)  # mkdir's mode passes through the process umask
+    folder.chmod(0o700)
+    return folder
+
+
+def open_private(path: Path, mode: str = "wb") -> Any:
+    """`path` opened for writing, created mode 600, and narrowed to 600 if an older file
+    was wider (the mode stays with a file truncated in place): personal data or a key."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)
+        return os.fdopen(descriptor, mode)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def landing_dir() -> Path:
     """The landing zone: var landing_path, else <state>/landing (as dbt's landing_path())."""
     configured = project_vars().get("landing_path")

@@ -55,6 +55,7 @@ from python_jobs.project import (
     ProjectError,
     commit_tag,
     manifest,
+    open_private,
     prog,
     run_job,
     state_dir,
@@ -322,10 +323,8 @@ def read_source(
 
 def _write_private(path: Path, text: str) -> str:
     data = text.encode()
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
+    with open_private(path) as handle:
         handle.write(data)
-    os.chmod(path, 0o600)
     return hashlib.sha256(data).hexdigest()
 
 

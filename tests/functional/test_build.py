@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,22 @@ def test_warehouse_is_the_throw_away_one(
         assert location == f"file:{relation.path(lakehouse_dir / 'warehouse')}"
     assert (lakehouse_dir / "metastore_db").is_dir()
     assert not (ROOT / "spark-warehouse").exists()
+
+
+def test_no_other_local_account_can_read_the_lakehouse(built: dict, lakehouse_dir: Path) -> None:
+    """Attack: another account of the machine reads the lakehouse's files: the landing
+    zone's source records (names, e-mails in clear), the warehouse's Parquet and logs
+    (health data beside pseudonyms), the vault, the metastore. Guarantee: after two
+    builds every file and folder under it is its owner's only (the generator writes
+    600/700, Spark and Delta with the local target's umask 077, Derby with its
+    restrictive file permissions)."""
+    assert (lakehouse_dir / "landing").is_dir() and (lakehouse_dir / "warehouse").is_dir()
+    open_to_others = [
+        f"{oct(stat.S_IMODE(path.lstat().st_mode))} {path.relative_to(lakehouse_dir)}"
+        for path in [lakehouse_dir, *lakehouse_dir.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o077
+    ]
+    assert open_to_others == []
 
 
 def test_history_shows_every_commit_tagged(built: dict, spark: SparkSession) -> None:

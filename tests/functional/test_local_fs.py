@@ -67,12 +67,13 @@ def test_permissions_renames_and_links_are_hadoops(spark: SparkSession, tmp_path
     fs = hadoop.FileSystem.get(jvm.java.net.URI("file:///"), conf)
     permission = jvm.org.apache.hadoop.fs.permission.FsPermission
 
-    # created with the default mode less the umask (0666 & ~022), a checksum beside it
+    # created with the default mode less the session's umask (0666 & ~077: the local
+    # target's fs.permissions.umask-mode), a checksum beside it
     path = hadoop.Path(f"file://{tmp_path}/data.bin")
     out = fs.create(path)
     out.write(bytearray(b"abc"))
     out.close()
-    assert stat.S_IMODE(os.stat(tmp_path / "data.bin").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "data.bin").st_mode) == 0o600
     assert (tmp_path / ".data.bin.crc").is_file()
     for mode in (0o600, 0o755, 0o000, 0o777):
         fs.setPermission(path, permission(mode))
@@ -154,3 +155,43 @@ def test_a_delta_write_starts_no_process(spark: SparkSession, tmp_path: Path) ->
     # (only its own: any other process the JVM starts meanwhile is not this test's)
     assert [c for c in started if c.startswith("chmod ")] == [f"chmod 0600 {tmp_path}/plain.bin"]
     spark.sql(f"drop table if exists {table}")
+
+
+def _open_to_others(root: Path) -> list[str]:
+    """Files and folders under root that a group or other users can read, write or enter."""
+    return [
+        f"{oct(stat.S_IMODE(path.lstat().st_mode))} {path.relative_to(root)}"
+        for path in [root, *root.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o077
+    ]
+
+
+def test_what_a_delta_write_makes_only_its_owner_reads(spark: SparkSession) -> None:
+    """Attack: another local account reads a table's Parquet, change data, deletion
+    vectors or log (health data beside pseudonyms). Hadoop sets every file's mode itself,
+    0666 less its own umask (022 by default, whatever the process umask), so a default
+    session wrote them readable by everyone. Guarantee: with the local target's
+    fs.permissions.umask-mode (077), every file and folder of a Delta table is its
+    owner's only, as Spark and Delta write them."""
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    table = f"{SCHEMA}.private"
+    spark.sql(f"drop table if exists {table}")
+    try:
+        spark.sql(
+            f"create table {table} (id int, name string) using delta tblproperties "
+            "('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')"
+        )
+        spark.sql(f"insert into {table} values (1, 'a'), (2, 'b'), (3, 'c')")
+        spark.sql(
+            f"merge into {table} as t using (select 2 as id) as s on t.id = s.id "
+            "when matched then update set name = 'z'"
+        )
+        spark.sql(f"delete from {table} where id = 3")
+        location = spark.sql(f"describe detail {table}").first()["location"]
+        root = Path(location.removeprefix("file:"))
+        kinds = {p.parent.name if p.parent != root else p.suffix for p in root.rglob("*.*")}
+        assert {".parquet", "_delta_log", "_change_data"} <= kinds, kinds
+        assert list(root.glob("deletion_vector_*.bin")), "no deletion vector was written"
+        assert _open_to_others(root) == []
+    finally:
+        spark.sql(f"drop table if exists {table}")

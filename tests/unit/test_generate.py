@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -174,3 +176,24 @@ def test_bad_fault_options_are_refused(tmp_path: Path, args: list[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         generate.main(["--landing", str(tmp_path), *args])
     assert exit_info.value.code == 2
+
+
+def test_the_landing_files_are_their_owners_only(tmp_path: Path) -> None:
+    """Attack: another local account reads the landing zone, where the demo's source
+    records hold names, e-mails and phone numbers in clear. Guarantee: the generator
+    makes the landing folders 700 and each file 600, whatever the process umask, and
+    an older file left readable by its crashed run is narrowed when written again."""
+    landing = tmp_path / "lakehouse" / "landing"
+    old = os.umask(0o022)
+    try:
+        assert generate.main(["--landing", str(landing), "--patients", "20"]) == 0
+        (landing / "patients" / ".batch-0002.parquet.tmp").write_bytes(b"half")
+        os.chmod(landing / "patients" / ".batch-0002.parquet.tmp", 0o644)
+        assert generate.main(["--landing", str(landing), "--patients", "20", "--batch", "2"]) == 0
+    finally:
+        os.umask(old)
+    found = sorted(landing.rglob("*"))
+    assert any(p.suffix == ".parquet" for p in found)
+    modes = {str(p.relative_to(tmp_path)): stat.S_IMODE(p.stat().st_mode) for p in found}
+    modes["lakehouse/landing"] = stat.S_IMODE(landing.stat().st_mode)
+    assert {path: mode for path, mode in modes.items() if mode & 0o077} == {}
