@@ -62,7 +62,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from python_jobs.macros import engine_macros
-from python_jobs.project import ProjectError, commit_tag, interval_hours, prog, run_job, state_dir
+from python_jobs.project import (
+    ProjectError,
+    commit_tag,
+    interval_hours,
+    private_folder,
+    prog,
+    run_job,
+    state_dir,
+)
 from python_jobs.relations import DeltaRelation, delta_relations, table_location
 
 SINK_MODEL = "audit_change_log"
@@ -655,7 +663,7 @@ class AuditStream:
 
     def start(self, target: Target, generation: int, trigger: dict) -> object:
         checkpoint = target.checkpoints / f"from-v{generation}"
-        checkpoint.mkdir(parents=True, exist_ok=True)
+        private_folder(checkpoint)  # Spark writes its files there with umask 077 too
         # A stream cannot start after the latest version (VersionNotFoundException), so a
         # generation whose first version is not committed yet starts at the latest one
         # and skips it: the folder name, not the start, says where auditing begins.
@@ -702,8 +710,8 @@ class AuditStream:
 @contextmanager
 def exclusive(folder: Path) -> Iterator[None]:
     """One audit_stream per checkpoint folder at a time (a second would race the first)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = (folder / ".lock").open("a+")
+    private_folder(folder)
+    lock = os.fdopen(os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600), "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import audit_stream, generate, purge, report
+from python_jobs.project import state_dir
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import ROOT, DbtProject
 
@@ -165,6 +167,15 @@ def test_once_audits_every_version_of_every_cdf_relation_exactly_once(
     audited = {row[0] for row in spark.sql(f"select distinct relation from {SINK}").collect()}
     assert audited == {f"{r.schema}.{r.identifier}" for r in relations}
     assert "privacy.subject_keys" not in audited and SINK not in audited
+    # the streams' checkpoints, like the rest of the lakehouse, are their owner's only
+    checkpoints = state_dir() / "checkpoints"
+    assert any(checkpoints.rglob("offsets"))
+    open_to_others = [
+        f"{oct(stat.S_IMODE(path.lstat().st_mode))} {path.relative_to(checkpoints)}"
+        for path in [checkpoints, *checkpoints.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o077
+    ]
+    assert open_to_others == []
 
 
 def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
