@@ -124,24 +124,27 @@ def test_permissions_renames_and_links_are_hadoops(spark: SparkSession, tmp_path
         context.getFileLinkStatus(hadoop.Path(f"file://{tmp_path}/missing.bin"))
 
 
+def _create_and_merge(spark: SparkSession, table: str, matched: str) -> None:
+    """A Delta table with change data and deletion vectors: created, three rows
+    inserted, and row 2 merged `when matched then <matched>`."""
+    spark.sql(
+        f"create table {table} (id int, name string) using delta tblproperties "
+        "('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')"
+    )
+    spark.sql(f"insert into {table} values (1, 'a'), (2, 'b'), (3, 'c')")
+    spark.sql(
+        f"merge into {table} as t using (select 2 as id) as s on t.id = s.id "
+        f"when matched then {matched}"
+    )
+
+
 def test_a_delta_write_starts_no_process(spark: SparkSession, tmp_path: Path) -> None:
     jvm, conf = _hadoop(spark)
     spark.sql(f"create schema if not exists {SCHEMA}")
     table = f"{SCHEMA}.writes"
     spark.sql(f"drop table if exists {table}")
 
-    def writes() -> None:
-        spark.sql(
-            f"create table {table} (id int, name string) using delta tblproperties "
-            "('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')"
-        )
-        spark.sql(f"insert into {table} values (1, 'a'), (2, 'b'), (3, 'c')")
-        spark.sql(
-            f"merge into {table} as t using (select 2 as id) as s on t.id = s.id "
-            "when matched then delete"
-        )
-
-    started = _processes(spark, tmp_path, writes)
+    started = _processes(spark, tmp_path, lambda: _create_and_merge(spark, table, "delete"))
     assert spark.table(table).count() == 2
     assert [c for c in started if c.split()[:1] in (["chmod"], ["readlink"])] == []
 
@@ -177,15 +180,7 @@ def test_what_a_delta_write_makes_only_its_owner_reads(spark: SparkSession) -> N
     table = f"{SCHEMA}.private"
     spark.sql(f"drop table if exists {table}")
     try:
-        spark.sql(
-            f"create table {table} (id int, name string) using delta tblproperties "
-            "('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')"
-        )
-        spark.sql(f"insert into {table} values (1, 'a'), (2, 'b'), (3, 'c')")
-        spark.sql(
-            f"merge into {table} as t using (select 2 as id) as s on t.id = s.id "
-            "when matched then update set name = 'z'"
-        )
+        _create_and_merge(spark, table, "update set name = 'z'")
         spark.sql(f"delete from {table} where id = 3")
         location = spark.sql(f"describe detail {table}").first()["location"]
         root = Path(location.removeprefix("file:"))
