@@ -55,7 +55,15 @@ from python_jobs.forensic_scan import (
     scan,
     warehouse_dir,
 )
-from python_jobs.project import ProjectError, landing_dir, manifest, prog, run_job, state_dir
+from python_jobs.project import (
+    ProjectError,
+    landing_dir,
+    manifest,
+    private_folder,
+    prog,
+    run_job,
+    state_dir,
+)
 from python_jobs.relations import DeltaRelation, delta_relations
 
 FORMAT = "gdpr_lakehouse erasure certificate"
@@ -410,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
             f"({certificate['evidence']['rows']} evidence rows, SHA-256 {certificate['evidence']['sha256'][:16]}...)"
         )
         return 0
+    if args.output_dir is None:
+        private_folder(certificates_dir().parent)  # the lakehouse's reports: its owner's only
     folder = (args.output_dir or certificates_dir()).resolve()
     if args.request_id is not None:
         wanted = [args.request_id]

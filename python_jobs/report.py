@@ -42,7 +42,7 @@ from pyspark.sql import SparkSession
 from python_jobs import request_certificate
 from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
-from python_jobs.project import ProjectError, prog, run_job, state_dir
+from python_jobs.project import ProjectError, private_folder, prog, run_job, state_dir
 from python_jobs.relations import DeltaRelation, delta_relations, is_built, table_location
 from python_jobs.request_states import request_states, status_in
 
@@ -835,6 +835,10 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     spark = spark or get_spark("gdpr_lakehouse.report", shared_metastore=False)
     now = args.as_of or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     report = collect(spark, args.period, now)
+    if args.output_dir is None:
+        # the lakehouse's own reports folder: its owner's only, like the rest of it (the
+        # requests and erasures name subjects); a folder given is left as it is
+        private_folder(state_dir() / "reports")
     folder = (args.output_dir or state_dir() / "reports").resolve()
     written = write(report, folder, args.deadline_days)
     s = report.summary

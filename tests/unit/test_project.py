@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import zipfile
 from importlib.metadata import version
@@ -579,3 +580,39 @@ def test_a_session_that_cannot_load_the_project_file_system_keeps_hadoops(
     assert {key: settings[key] for key in spark.HADOOP_LOCAL_FS} == spark.HADOOP_LOCAL_FS
     monkeypatch.setattr(spark, "spark_parameters", lambda: dict(engine))
     assert spark.spark_settings()["spark.hadoop.fs.file.impl"].startswith("gdpr_lakehouse.")
+
+
+def test_private_folders_and_files_are_their_owners_only(tmp_path: Path) -> None:
+    """private_folder makes each missing level 700 and narrows the folder itself, never
+    a parent that was there; open_private makes a file 600 and narrows an older wider
+    one it truncates, whatever the process umask."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    old = os.umask(0o022)
+    try:
+        folder = project.private_folder(shared / "lakehouse" / "reports")
+        (shared / "wide").mkdir()
+        (shared / "wide").chmod(0o775)
+        project.private_folder(shared / "wide")
+        (folder / "old.csv").write_text("subject")
+        (folder / "old.csv").chmod(0o644)
+        with project.open_private(folder / "old.csv", "w") as out:
+            out.write("id")
+        with project.open_private(folder / "new.bin") as out:
+            out.write(b"x")
+    finally:
+        os.umask(old)
+    modes = {
+        str(path.relative_to(tmp_path)): stat.S_IMODE(path.stat().st_mode)
+        for path in [shared, *shared.rglob("*")]
+    }
+    assert modes == {
+        "shared": 0o755,
+        "shared/lakehouse": 0o700,
+        "shared/lakehouse/reports": 0o700,
+        "shared/lakehouse/reports/old.csv": 0o600,
+        "shared/lakehouse/reports/new.bin": 0o600,
+        "shared/wide": 0o700,
+    }
+    assert (folder / "old.csv").read_text() == "id"
