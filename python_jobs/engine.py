@@ -59,7 +59,7 @@ from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
-from python_jobs.project import ProjectError, prog, state_dir
+from python_jobs.project import ProjectError, private_folder, prog, state_dir
 
 DEFAULT_PORT = 10009
 # The Thrift server's authenticator (jvm/src, this project's jar) and the system property
@@ -87,10 +87,8 @@ FORWARDED_ENV = (
 def _private_engine_dir() -> Path:
     """The engine's folder, made (or narrowed) to this user only: it holds the token,
     the jobs' socket and the JVM's log, whose errors can quote the data."""
-    folder = engine_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder.chmod(0o700)
-    return folder
+    private_folder(state_dir(), narrow=False)  # the lakehouse folder, if up makes it
+    return private_folder(engine_dir())
 
 
 def engine_dir() -> Path:

@@ -31,7 +31,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.jars import OWN, delta_artifacts, derby_client_classpath, require_delta_jars
-from python_jobs.project import ProjectError, prog, spark_parameters, state_dir
+from python_jobs.project import ProjectError, private_folder, prog, spark_parameters, state_dir
 
 METASTORE_KEYS = (
     "spark.hadoop.javax.jdo.option.ConnectionURL",
@@ -148,7 +148,9 @@ def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
 def build_session(settings: dict[str, str]) -> SparkSession:
     """A new session (and JVM) from these settings, once Delta's jars are present."""
     require_delta_jars()
-    state_dir().mkdir(parents=True, exist_ok=True)
+    # a new lakehouse folder is its owner's only: the metastore makes each schema's
+    # folder with its parent's mode (Hive inherits permissions); Spark's files are 600
+    private_folder(state_dir(), narrow=False)
     settings = jars_by_path(settings)
     # Python on a cluster's executors: the same interpreter as this driver.
     settings.setdefault("spark.pyspark.python", sys.executable)

@@ -595,6 +595,7 @@ def test_private_folders_and_files_are_their_owners_only(tmp_path: Path) -> None
         (shared / "wide").mkdir()
         (shared / "wide").chmod(0o775)
         project.private_folder(shared / "wide")
+        project.private_folder(shared, narrow=False)  # an operator's folder, left as it is
         (folder / "old.csv").write_text("subject")
         (folder / "old.csv").chmod(0o644)
         with project.open_private(folder / "old.csv", "w") as out:
