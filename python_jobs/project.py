@@ -121,8 +121,8 @@ def project_vars() -> dict[str, Any]:
 
 def private_folder(folder: Path, narrow: bool = True) -> Path:
     """`folder` made with every missing level mode 700 (its owner's only), and narrowed to
-    700 if it already exists (unless `narrow` is false: a folder an operator set up is
-    left as it is): personal data is written there."""
+    700 if it already exists and is this user's (unless `narrow` is false: a folder an
+    operator set up is left as it is): personal data is written there."""
     missing = []
     for level in (folder, *folder.parents):
         if level.exists():
@@ -131,7 +131,7 @@ def private_folder(folder: Path, narrow: bool = True) -> Path:
     for level in reversed(missing):
         level.mkdir(mode=0o700, exist_ok=True)
         level.chmod(0o700)  # mkdir's mode passes through the process umask
-    if narrow:
+    if narrow and folder.stat().st_uid == os.getuid():  # another user's folder: theirs to set
         folder.chmod(0o700)
     return folder
 
