@@ -237,6 +237,8 @@ def test_the_purged_request_gets_a_certificate_naming_no_one_that_verifies(
     assert certificate.main(["--request-id", request_id, "--witness", witness]) == 0
     issued_file = lakehouse_dir / "reports" / "certificates" / f"{request_id}.json"
     issued = json.loads(issued_file.read_text())
+    # the certificate names the request: the lakehouse's reports folder is its owner's only
+    assert (lakehouse_dir / "reports").stat().st_mode & 0o777 == 0o700
     evidence = spark.sql(
         "select relation, action, rows_affected, version_after from privacy.erasure_evidence "
         f"where request_id = '{request_id}' and action != 'reapply'"
