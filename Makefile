@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run clean
+.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run bench-class-archive clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -28,7 +28,7 @@ help:
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
 	@echo "make down   stop it"
-	@echo "make setup  only the set-up (venv, packages, Delta jars, this machine's key-encryption key)"
+	@echo "make setup  only the set-up (venv, packages, Delta jars, the JVM's class archive, this machine's key-encryption key)"
 	@echo "make bench          erasure at scale: 6.5M TPC-DS customers, strategies side by side (BENCH_ARGS=\"--rows 65000000 --runs 1\")"
 	@echo "make bench-erasure  batched gdpr_erase vs one DELETE per subject per table (bench/)"
 	@echo "make bench-pruning  a small batch's MERGE with its pseudonym prefixes vs every file, by layout and batch size (bench/)"
@@ -37,6 +37,7 @@ help:
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
 	@echo "make bench-first-run  make run's first run on a fresh lakehouse: three processes vs one (bench/)"
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
+	@echo "make bench-class-archive  a JVM's start with the class archive and without it: run-operation, audit, erase, engine up (bench/)"
 	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
 	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
 	@echo "make bench-long-jvm    one test suite of this checkout and of an earlier revision at once, command by command: a JVM that lives long (BENCH_ARGS=\"--base REV\")"
@@ -56,6 +57,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	@command -v java >/dev/null || { echo "Java 17 is required (e.g. apt-get install openjdk-17-jdk-headless)"; exit 1; }
 	@$(PY) -m python_jobs.jars
+	@$(PY) -m python_jobs.class_archive
 	@$(PY) -m python_jobs.kek init
 
 # Sample size of the synthetic landing data (python -m python_jobs.generate --help).
@@ -135,6 +137,9 @@ bench-warm: setup
 
 bench-first-run: setup
 	$(PY) bench/first_run.py $(BENCH_ARGS)
+
+bench-class-archive: setup
+	$(PY) bench/class_archive.py $(BENCH_ARGS)
 
 bench-codegen: setup
 	$(PY) bench/codegen.py $(BENCH_ARGS)

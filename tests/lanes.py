@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OWN_STATE = (
     "tests/unit",
     "tests/integration",
+    # JVMs of its own (dbt debug), each mapping the class archive
+    "tests/functional/test_class_archive.py",
     "tests/functional/test_adopter.py",
     "tests/functional/test_bench.py",
     "tests/functional/test_reliability.py",

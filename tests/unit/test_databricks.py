@@ -125,11 +125,16 @@ def test_the_cluster_metastore_renders_a_network_derby(monkeypatch: pytest.Monke
     local = spark.spark_settings()
     assert local[url_key].startswith("jdbc:derby:;databaseName=")
     assert local[driver_key] == "org.apache.derby.jdbc.EmbeddedDriver"
-    assert local["spark.driver.extraClassPath"] == str(jars.OWN.jar)  # profiles.yml
+    # profiles.yml: Delta's jars, then this project's, as the jobs' sessions have them
+    # (spark.jars_by_path), so one class archive serves both (python_jobs.class_archive)
+    delta_then_own = [*(str(a.jar) for a in jars.delta_artifacts()), str(jars.OWN.jar)]
+    assert local["spark.driver.extraClassPath"].split(os.pathsep) == delta_then_own
     monkeypatch.setenv("LAKEHOUSE_METASTORE_URL", "jdbc:derby://127.0.0.1:1527/metastore_db")
     cluster = spark.spark_settings()
     assert cluster[driver_key] == "org.apache.derby.jdbc.ClientDriver"
-    assert cluster["spark.driver.extraClassPath"].startswith(str(jars.OWN.jar) + os.pathsep)
+    assert cluster["spark.driver.extraClassPath"].startswith(
+        os.pathsep.join(delta_then_own) + os.pathsep
+    )
     assert "derbyclient" in cluster["spark.driver.extraClassPath"]
     assert jars.missing(jars.cluster_artifacts()) == [], "run `make setup`"
     assert project.profile_target("thrift")["method"] == "thrift"
