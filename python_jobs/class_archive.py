@@ -13,22 +13,22 @@ writes, MERGE, change data, REORG and VACUUM, a stream, a cache) in a throw-away
 lakehouse, and the JVM archives every class it loaded when it exits
 (-XX:ArchiveClassesAtExit, a dynamic archive over the JDK's own).
 
-profiles.yml gives every JVM of the local target `-XX:SharedArchiveFile=<it>`. The JVM
-checks the archive itself: made by another JDK build, or for another class path (a
-pyspark or Delta upgrade, a jar rebuilt), it is not used and the JVM loads its classes
-as before (its message about that is silenced: `-Xlog:cds*=off`); a missing archive is
-the same. So the archive only ever changes how fast a JVM starts, never what it does.
-This command makes it again when anything it was made from changed (a stamp beside it).
+The venv's start hook (python_jobs/kek_hook.py, which `make setup` installs) names it
+to the local target's JVM (profiles.yml: `-XX:SharedArchiveFile`, from
+LAKEHOUSE_JVM_CLASS_ARCHIVE) only when it is a regular file of this user's that no
+other user may write (the JVM runs what it holds) and of the size recorded when it was
+made: a JVM maps an archive cut short and dies of SIGBUS at start, whatever -Xshare
+says. The JVM checks the rest itself: made by another JDK build, or for another class
+path (a pyspark or Delta upgrade, a jar rebuilt), it is not used and the JVM loads its
+classes as before (its message about that is silenced: `-Xlog:cds*=off`). So the
+archive only ever changes how fast a JVM starts, never what it does. This command makes
+it again when anything it was made from changed (a stamp beside it).
 
-Where: ``$LAKEHOUSE_CLASS_ARCHIVE``, default ``.venv/gdpr_lakehouse/spark-classes.jsa``
-in the project, inside the venv whose pyspark it is made for (profiles.yml finds it
-from the project folder, as it finds conf/log4j2.properties; a checkout elsewhere has
-its own venv and its own archive, and a venv made again has none until `make setup`).
-Python running from another environment makes none there unless
-LAKEHOUSE_CLASS_ARCHIVE names a path. Set LAKEHOUSE_CLASS_ARCHIVE to an empty value to
-run without one. It is code the JVM runs: its folder is made 700 and the file 600, like
-the venv and the jars in ``~/.m2`` it is made from, this user's alone to change.
-~230 MB on disk.
+Where: ``$LAKEHOUSE_CLASS_ARCHIVE``, default ``gdpr_lakehouse/spark-classes.jsa`` in the
+venv running this Python, whose pyspark it is made for (a checkout elsewhere has its
+own venv and its own archive; a venv made again has none until `make setup`). Outside
+a venv, none unless LAKEHOUSE_CLASS_ARCHIVE names a path. Set it empty to run without
+one. Its folder is made 700 and the file 600. ~230 MB on disk.
 """
 
 from __future__ import annotations
@@ -45,36 +45,23 @@ import tempfile
 import time
 from pathlib import Path
 
+from python_jobs.kek_hook import ARCHIVE_ENV as ENV
+from python_jobs.kek_hook import JVM_ARCHIVE_ENV, class_archive_file, usable_class_archive
 from python_jobs.project import (
     ProjectError,
     open_private,
     private_folder,
     prog,
-    project_root,
     state_dir,
 )
 
-ENV = "LAKEHOUSE_CLASS_ARCHIVE"
-# where profiles.yml looks when LAKEHOUSE_CLASS_ARCHIVE is not set: in the project's venv
-# (the Makefile's), whose pyspark jars it is made from
-DEFAULT_VENV = Path(".venv")
-DEFAULT_FILE = Path("gdpr_lakehouse") / "spark-classes.jsa"
 # Raised when what the archive is made from changes in a way the stamp cannot see.
 WORKLOAD_VERSION = "1"
 
 
 def archive_path() -> Path | None:
-    """The archive profiles.yml names, or None when LAKEHOUSE_CLASS_ARCHIVE is empty."""
-    value = os.environ.get(ENV)
-    if value is None:
-        return project_root() / DEFAULT_VENV / DEFAULT_FILE
-    return Path(value).expanduser() if value.strip() else None
-
-
-def _venv_of_this_python() -> bool:
-    """True when the default archive's venv is the one running this Python (its pyspark
-    is the class path the archive is made for)."""
-    return Path(sys.prefix).resolve() == (project_root() / DEFAULT_VENV).resolve()
+    """Where the archive is (LAKEHOUSE_CLASS_ARCHIVE, else in this venv), or None."""
+    return class_archive_file()
 
 
 def _stamp_path(archive: Path) -> Path:
@@ -135,10 +122,10 @@ def _options_without_archive(options: str) -> list[str]:
 def current(archive: Path) -> bool:
     """True when the archive exists and its stamp matches what it would be made from."""
     try:
-        recorded = _stamp_path(archive).read_text().strip()
+        recorded = _stamp_path(archive).read_text().split()
     except OSError:
         return False
-    return archive.is_file() and recorded == stamp()
+    return usable_class_archive(archive) and recorded[:1] == [stamp()]
 
 
 # The statements the project's JVMs run, in a throw-away lakehouse: what gets archived
@@ -237,9 +224,10 @@ def make(archive: Path) -> float:
             **os.environ,
             "LAKEHOUSE_DIR": str(Path(scratch) / "lakehouse"),
             "LAKEHOUSE_ENGINE": "",
-            ENV: "",  # no archive while making one
+            ENV: "",  # no archive while making one (the hook then names none)
             "LAKEHOUSE_JAVA_OPTIONS": options,
         }
+        env.pop(JVM_ARCHIVE_ENV, None)
         env.pop("LAKEHOUSE_METASTORE_URL", None)
         env.pop("LAKEHOUSE_SPARK_MASTER", None)
         done = subprocess.run(
@@ -255,11 +243,16 @@ def make(archive: Path) -> float:
                 + (done.stdout + done.stderr)[-1500:]
             )
         partial = folder / f".{archive.name}.{os.getpid()}"
-        with made.open("rb") as source, open_private(partial) as target:
-            shutil.copyfileobj(source, target, 1 << 20)
-        os.replace(partial, archive)
+        try:
+            with made.open("rb") as source, open_private(partial) as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+            os.replace(partial, archive)
+        finally:
+            partial.unlink(missing_ok=True)
+    # what it is made from, and its size: the venv's start hook names to the JVM only
+    # an archive of that size (python_jobs.kek_hook.usable_class_archive)
     with open_private(_stamp_path(archive), "w") as out:
-        out.write(stamp() + "\n")
+        out.write(f"{stamp()} {archive.stat().st_size}\n")
     return time.perf_counter() - started
 
 
@@ -278,16 +271,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     archive = archive_path()
     if args.action == "path":
-        print(archive if archive else f"none ({ENV} is empty)")
+        print(archive if archive else "none")
         return 0
     if archive is None:
-        print(f"class archive: none ({ENV} is empty); each JVM loads its classes itself")
-        return 0
-    if ENV not in os.environ and not _venv_of_this_python():
-        print(
-            f"class archive: none (profiles.yml looks in {archive.parent.parent}, which is not "
-            f"the venv of this Python; set {ENV} to make one elsewhere)"
-        )
+        why = f"{ENV} is empty" if ENV in os.environ else "this Python runs in no venv"
+        print(f"class archive: none ({why}); each JVM loads its classes itself")
         return 0
     try:
         if current(archive):

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import sys
 from pathlib import Path
 
 ENV = "LAKEHOUSE_KEK"
@@ -108,8 +110,58 @@ def load_engine_token() -> None:
         os.environ[TOKEN_ENV] = token
 
 
+# The Spark JVM's class archive (python_jobs.class_archive): LAKEHOUSE_CLASS_ARCHIVE
+# chooses it (empty: none), by default in this venv; profiles.yml names the one this hook
+# found usable in JVM_ARCHIVE_ENV to the local target's JVM.
+ARCHIVE_ENV = "LAKEHOUSE_CLASS_ARCHIVE"
+JVM_ARCHIVE_ENV = "LAKEHOUSE_JVM_CLASS_ARCHIVE"
+
+
+def class_archive_file() -> Path | None:
+    """$LAKEHOUSE_CLASS_ARCHIVE, else gdpr_lakehouse/spark-classes.jsa in this venv (the
+    venv whose pyspark it is made for); None when the setting is empty, or by default
+    outside a venv."""
+    configured = os.environ.get(ARCHIVE_ENV)
+    if configured is not None:
+        return Path(configured).expanduser() if configured.strip() else None
+    if sys.prefix == sys.base_prefix:
+        return None
+    return Path(sys.prefix) / "gdpr_lakehouse" / "spark-classes.jsa"
+
+
+def usable_class_archive(path: Path) -> bool:
+    """True when a JVM may map the archive: a regular file (not a link), this user's, that
+    no other user may write (the JVM runs what it holds), of the size its stamp recorded
+    when it was made. A JVM maps an archive cut short past its end and dies of SIGBUS at
+    start, whatever -Xshare says: the size is what keeps a damaged one from stopping
+    every command."""
+    try:
+        facts = path.lstat()
+        recorded = path.with_name(path.name + ".stamp").read_text(encoding="ascii").split()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return (
+        stat.S_ISREG(facts.st_mode)
+        and not facts.st_mode & 0o022
+        and (not hasattr(os, "geteuid") or facts.st_uid == os.geteuid())
+        and len(recorded) == 2
+        and recorded[1] == str(facts.st_size)
+    )
+
+
+def load_class_archive() -> None:
+    os.environ.pop(JVM_ARCHIVE_ENV, None)
+    try:
+        path = class_archive_file()
+        if path is not None and usable_class_archive(path):
+            os.environ[JVM_ARCHIVE_ENV] = str(path)
+    except (OSError, RuntimeError, ValueError):  # no home directory, a path with a NUL
+        return
+
+
 def load() -> None:
     load_engine_token()
+    load_class_archive()
     if os.environ.get(ENV):
         return
     try:

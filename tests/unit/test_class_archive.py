@@ -1,18 +1,19 @@
-"""The class archive's settings and stamp (python_jobs.class_archive); that every JVM of
-the local target maps it is tests/functional/test_class_archive.py."""
+"""The class archive's settings, stamp and the venv hook that names it to the JVM
+(python_jobs.class_archive, python_jobs.kek_hook); that every JVM of the local target
+maps it is tests/functional/test_class_archive.py."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from python_jobs import class_archive, jars, spark
+from python_jobs import class_archive, jars, kek_hook, spark
 from python_jobs.spark import jars_by_path
-from tests.dbt_harness import ROOT
 
-DEFAULT = ROOT / ".venv" / "gdpr_lakehouse" / "spark-classes.jsa"
+JVM = kek_hook.JVM_ARCHIVE_ENV
 
 
 def _archive_flags(options: str) -> list[str]:
@@ -30,27 +31,83 @@ def test_dbt_and_the_jobs_start_their_jvm_on_one_class_path() -> None:
     assert dbt.split(os.pathsep)[-1] == str(jars.OWN.jar)
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [(None, DEFAULT), ("/srv/cds/classes.jsa", Path("/srv/cds/classes.jsa")), ("", None)],
-)
-def test_the_profile_and_the_job_name_one_archive(
-    monkeypatch: pytest.MonkeyPatch, value: str | None, expected: Path | None
+@pytest.mark.parametrize("named", ["/srv/cds/classes.jsa", None])
+def test_the_profile_names_the_archive_the_hook_found(
+    monkeypatch: pytest.MonkeyPatch, named: str | None
 ) -> None:
-    """LAKEHOUSE_CLASS_ARCHIVE moves it, empty turns it off; the JVM's messages about an
-    archive it cannot use are off, and LAKEHOUSE_JAVA_OPTIONS still comes last."""
+    """The JVM's messages about an archive it cannot use are off, and
+    LAKEHOUSE_JAVA_OPTIONS still comes last."""
     monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", "-Xshare:on")
-    if value is None:
-        monkeypatch.delenv(class_archive.ENV, raising=False)
+    if named is None:
+        monkeypatch.delenv(JVM, raising=False)
     else:
-        monkeypatch.setenv(class_archive.ENV, value)
+        monkeypatch.setenv(JVM, named)
     options = spark.spark_settings()["spark.driver.extraJavaOptions"]
-    assert class_archive.archive_path() == expected
-    if expected is None:
-        assert _archive_flags(options) == []
-    else:
-        assert _archive_flags(options) == [f"-XX:SharedArchiveFile={expected}", "-Xlog:cds*=off"]
+    expected = [f"-XX:SharedArchiveFile={named}", "-Xlog:cds*=off"] if named else []
+    assert _archive_flags(options) == expected
     assert options.endswith(" -Xshare:on")
+
+
+def _archive(folder: Path, size: int = 1000, recorded: int | None = None) -> Path:
+    archive = folder / "spark-classes.jsa"
+    archive.write_bytes(b"\0" * size)
+    archive.chmod(0o600)
+    stamp = archive.with_name(archive.name + ".stamp")
+    stamp.write_text(f"{'a' * 64} {size if recorded is None else recorded}\n")
+    return archive
+
+
+def _named(monkeypatch: pytest.MonkeyPatch, setting: str | None) -> str | None:
+    monkeypatch.setenv(JVM, "/inherited/from/a/parent.jsa")  # always decided again
+    if setting is None:
+        monkeypatch.delenv(kek_hook.ARCHIVE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(kek_hook.ARCHIVE_ENV, setting)
+    kek_hook.load_class_archive()
+    return os.environ.get(JVM)
+
+
+def test_the_hook_names_only_a_whole_archive_no_other_user_may_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _archive(tmp_path)
+    assert _named(monkeypatch, str(archive)) == str(archive)
+    assert _named(monkeypatch, "") is None  # off
+    # cut short (a JVM would die of SIGBUS mapping it), or longer than recorded
+    assert _named(monkeypatch, str(_archive(tmp_path, recorded=2000))) is None
+    assert _named(monkeypatch, str(_archive(tmp_path, size=3000, recorded=1000))) is None
+    # writable by the group (the JVM runs what it holds)
+    archive = _archive(tmp_path)
+    archive.chmod(0o620)
+    assert _named(monkeypatch, str(archive)) is None
+    archive.chmod(0o640)  # readable is fine
+    assert _named(monkeypatch, str(archive)) == str(archive)
+    # a link to it, no stamp, nothing there
+    link = tmp_path / "link.jsa"
+    link.symlink_to(archive)
+    link.with_name("link.jsa.stamp").write_text(
+        archive.with_name("spark-classes.jsa.stamp").read_text()
+    )
+    assert _named(monkeypatch, str(link)) is None
+    archive.with_name("spark-classes.jsa.stamp").unlink()
+    assert _named(monkeypatch, str(archive)) is None
+    assert _named(monkeypatch, str(tmp_path / "none.jsa")) is None
+
+
+def test_by_default_the_archive_is_in_this_venv_and_none_outside_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(kek_hook.ARCHIVE_ENV, raising=False)
+    if sys.prefix != sys.base_prefix:
+        expected = Path(sys.prefix) / "gdpr_lakehouse" / "spark-classes.jsa"
+        assert class_archive.archive_path() == expected
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    assert class_archive.archive_path() is None
+    assert class_archive.main([]) == 0
+    assert "none (this Python runs in no venv)" in capsys.readouterr().out
+    monkeypatch.setenv(kek_hook.ARCHIVE_ENV, "")
+    assert class_archive.main([]) == 0
+    assert "none (LAKEHOUSE_CLASS_ARCHIVE is empty)" in capsys.readouterr().out
 
 
 def test_an_archive_is_current_only_with_the_stamp_of_what_it_would_be_made_from(
@@ -62,29 +119,16 @@ def test_an_archive_is_current_only_with_the_stamp_of_what_it_would_be_made_from
     archive.write_bytes(b"archived classes")
     assert not class_archive.current(archive)  # no stamp
     stamp = archive.with_name("classes.jsa.stamp")
-    stamp.write_text(class_archive.stamp() + "\n")
+    stamp.write_text(f"{class_archive.stamp()} {archive.stat().st_size}\n")
     assert class_archive.current(archive)
     # another JVM flag (or jar, JDK, pyspark): made again by the next set-up
     monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", "-XX:CompileThresholdScaling=1")
     assert not class_archive.current(archive)
     monkeypatch.delenv("LAKEHOUSE_JAVA_OPTIONS")
+    archive.write_bytes(b"archived classes, damaged")
+    assert not class_archive.current(archive)  # not the size recorded
     archive.unlink()
     assert not class_archive.current(archive)  # a stamp alone
-
-
-def test_with_the_setting_empty_set_up_makes_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv(class_archive.ENV, "")
-    assert class_archive.main([]) == 0
-    assert "none (LAKEHOUSE_CLASS_ARCHIVE is empty)" in capsys.readouterr().out
-    # a project whose .venv is not this Python's: none made there either
-    monkeypatch.delenv(class_archive.ENV)
-    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(tmp_path))
-    (tmp_path / "dbt_project.yml").write_text("name: adopter\n")
-    assert class_archive.main([]) == 0
-    assert "is not the venv of this Python" in capsys.readouterr().out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dbt_project.yml"]
 
 
 def test_the_workload_is_one_statement_per_unindented_line() -> None:

@@ -233,10 +233,8 @@ def test_adaptive_query_execution_is_off_unless_asked_for(
     assert settings["spark.sql.adaptive.enabled"] == adaptive
 
 
-# the class archive (python_jobs.class_archive) at its default path, its messages off
-CLASS_ARCHIVE = (
-    f" -XX:SharedArchiveFile={ROOT}/.venv/gdpr_lakehouse/spark-classes.jsa -Xlog:cds*=off"
-)
+# the class archive the venv's hook found (python_jobs.class_archive), its messages off
+CLASS_ARCHIVE = " -XX:SharedArchiveFile=/srv/spark-classes.jsa -Xlog:cds*=off"
 PROJECT_JVM = " -XX:CompileThresholdScaling=3 -XX:+UseParallelGC" + CLASS_ARCHIVE
 BACK_TO_G1 = "-XX:-UseParallelGC -XX:+UseG1GC"
 
@@ -256,7 +254,7 @@ def test_the_jvm_flags_come_first_and_java_options_last(
     """The driver JVM compiles later than HotSpot's default (bench/codegen.py --setting
     jit measures it) and collects with the parallel collector (bench/long_jvm.py);
     LAKEHOUSE_JAVA_OPTIONS comes after, so a flag there wins."""
-    monkeypatch.delenv("LAKEHOUSE_CLASS_ARCHIVE", raising=False)
+    monkeypatch.setenv("LAKEHOUSE_JVM_CLASS_ARCHIVE", "/srv/spark-classes.jsa")  # the hook's
     if value is None:
         monkeypatch.delenv("LAKEHOUSE_JAVA_OPTIONS", raising=False)
     else:
