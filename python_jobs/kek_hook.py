@@ -15,6 +15,10 @@ The warm engine (``make up``) admits a Thrift client only with the token it wrot
 DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN (dbt scrubs such variables from its logs). That
 file, under the same checks as the key file, is read here whenever it is present: it
 is the live engine's, so it wins over an older value the environment inherited.
+It also names the Spark JVM's class archive (python_jobs.class_archive) to the local
+target's JVM, in LAKEHOUSE_JVM_CLASS_ARCHIVE, which profiles.yml reads: only an
+archive that is a regular file of this user's, that no other user may write, of the
+size recorded when it was made (a JVM dies at start mapping one cut short).
 Standard library only: it runs before anything else in every process of the venv.
 """
 
