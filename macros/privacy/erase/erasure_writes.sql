@@ -240,6 +240,13 @@ when matched then delete
     {%- set applies = step.action == 'shred' or not step.subject_type or step.subject_type in ctx.types
         or (none in ctx.types and step.key_kind == 'id') -%}
     {%- do outcome.update({'applies': applies}) -%}
+    {#- ...and no history to read (~0.1 s a relation): the erasure commits it would find
+        count rows only for the batch's requests of the relation's type (_evidence_sql
+        reads the batch through _batch_source), and the batch has none, so this
+        relation gets no evidence row, nor a sweep (_sweep skips it). -#}
+    {%- if not applies -%}
+        {{ return(outcome) }}
+    {%- endif -%}
     {%- if applies -%}
         {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx), ctx.get('prune_prefixes'))) -%}
         {%- do outcome.update({'attempts': result.attempts}) -%}
