@@ -204,32 +204,54 @@ def _statements() -> list[str]:
     return statements
 
 
+def training_env(scratch: Path, made: Path) -> dict[str, str]:
+    """The training process's environment: a throw-away lakehouse under `scratch`, an
+    embedded local session (never the warm engine or a cluster), no archive in use, and
+    no secret at all (the key-encryption key, the engine's token, dbt's secret
+    variables): the JVM whose classes are archived never holds one. (A dynamic archive
+    keeps class metadata, not the heap; a grep of one made with the key loaded found
+    no trace of it, and now it is not even there to find.)"""
+    options = " ".join(
+        filter(
+            None,
+            [
+                os.environ.get("LAKEHOUSE_JAVA_OPTIONS", ""),
+                f"-XX:ArchiveClassesAtExit={made}",
+                "-Xlog:cds*=off",
+            ],
+        )
+    )
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key
+        not in (
+            JVM_ARCHIVE_ENV,
+            "LAKEHOUSE_KEK",
+            "LAKEHOUSE_METASTORE_URL",
+            "LAKEHOUSE_SPARK_MASTER",
+        )
+        and not key.startswith("DBT_ENV_SECRET")
+    }
+    env.update(
+        {
+            "LAKEHOUSE_DIR": str(scratch / "lakehouse"),
+            "LAKEHOUSE_ENGINE": "off",
+            ENV: "",  # no archive while making one (the hook then names none)
+            "LAKEHOUSE_KEK_FILE": "",  # nor a key: the hook reads none
+            "LAKEHOUSE_JAVA_OPTIONS": options,
+        }
+    )
+    return env
+
+
 def make(archive: Path) -> float:
     """Make the archive in a JVM of its own, in a throw-away lakehouse; return seconds."""
     folder = private_folder(archive.parent)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gdpr-lakehouse-cds-") as scratch:
         made = Path(scratch) / "spark-classes.jsa"
-        options = " ".join(
-            filter(
-                None,
-                [
-                    os.environ.get("LAKEHOUSE_JAVA_OPTIONS", ""),
-                    f"-XX:ArchiveClassesAtExit={made}",
-                    "-Xlog:cds*=off",
-                ],
-            )
-        )
-        env = {
-            **os.environ,
-            "LAKEHOUSE_DIR": str(Path(scratch) / "lakehouse"),
-            "LAKEHOUSE_ENGINE": "",
-            ENV: "",  # no archive while making one (the hook then names none)
-            "LAKEHOUSE_JAVA_OPTIONS": options,
-        }
-        env.pop(JVM_ARCHIVE_ENV, None)
-        env.pop("LAKEHOUSE_METASTORE_URL", None)
-        env.pop("LAKEHOUSE_SPARK_MASTER", None)
+        env = training_env(Path(scratch), made)
         done = subprocess.run(
             [sys.executable, "-m", "python_jobs.class_archive", "--train", str(made)],
             env=env,

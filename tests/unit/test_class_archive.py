@@ -131,6 +131,27 @@ def test_an_archive_is_current_only_with_the_stamp_of_what_it_would_be_made_from
     assert not class_archive.current(archive)  # a stamp alone
 
 
+def test_the_jvm_that_makes_the_archive_holds_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its classes are what every later JVM maps: made in a throw-away lakehouse, on the
+    embedded session, with no key, token or dbt secret in its environment, and with the
+    user's JVM flags first (a later -XX flag wins)."""
+    monkeypatch.setenv("LAKEHOUSE_KEK", "ab" * 32)
+    monkeypatch.setenv("DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN", "cd" * 32)
+    monkeypatch.setenv("LAKEHOUSE_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("LAKEHOUSE_JAVA_OPTIONS", "-Xmx2g")
+    monkeypatch.setenv(JVM, "/srv/old.jsa")
+    made = tmp_path / "made.jsa"
+    env = class_archive.training_env(tmp_path, made)
+    assert "LAKEHOUSE_KEK" not in env and env["LAKEHOUSE_KEK_FILE"] == ""
+    assert not [key for key in env if key.startswith("DBT_ENV_SECRET")]
+    assert "LAKEHOUSE_SPARK_MASTER" not in env and JVM not in env
+    assert env[kek_hook.ARCHIVE_ENV] == "" and env["LAKEHOUSE_ENGINE"] == "off"
+    assert env["LAKEHOUSE_DIR"] == str(tmp_path / "lakehouse")
+    assert env["LAKEHOUSE_JAVA_OPTIONS"] == f"-Xmx2g -XX:ArchiveClassesAtExit={made} -Xlog:cds*=off"
+
+
 def test_the_workload_is_one_statement_per_unindented_line() -> None:
     statements = class_archive._statements()
     unindented = [
