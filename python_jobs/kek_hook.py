@@ -157,7 +157,10 @@ def load_class_archive() -> None:
     os.environ.pop(JVM_ARCHIVE_ENV, None)
     try:
         path = class_archive_file()
-        if path is not None and usable_class_archive(path):
+        # Spark splits the driver's Java options at whitespace: such a path would reach
+        # the JVM as two options, and it would not start
+        spaced = path is not None and any(char.isspace() for char in str(path))
+        if path is not None and not spaced and usable_class_archive(path):
             os.environ[JVM_ARCHIVE_ENV] = str(path)
     except (OSError, RuntimeError, ValueError):  # no home directory, a path with a NUL
         return

@@ -82,6 +82,10 @@ def test_the_hook_names_only_a_whole_archive_no_other_user_may_write(
     assert _named(monkeypatch, str(archive)) is None
     archive.chmod(0o640)  # readable is fine
     assert _named(monkeypatch, str(archive)) == str(archive)
+    # in a folder whose name has a space: Spark would split the option in two there
+    spaced = tmp_path / "with space"
+    spaced.mkdir()
+    assert _named(monkeypatch, str(_archive(spaced))) is None
     # a link to it, no stamp, nothing there
     link = tmp_path / "link.jsa"
     link.symlink_to(archive)
