@@ -4,9 +4,9 @@
     python -m python_jobs.class_archive --check    # exit 1 when it is missing or stale
     python -m python_jobs.class_archive path       # where it is
 
-A fresh JVM of the `local` target (each embedded dbt command, each job, the warm engine,
-each test lane) loads, verifies and links some 30,000 classes of Spark, Hive and Delta
-before its first statement returns. HotSpot's class data sharing (CDS) keeps them
+A fresh JVM of the `local` target (each embedded dbt command, each job, each test lane)
+loads, verifies and links the classes of Spark, Hive and Delta it needs before its
+first statement returns. HotSpot's class data sharing (CDS) keeps them
 parsed and verified in an archive that a later JVM maps from disk. `make setup` writes
 one: a JVM of the local target's settings runs the statements the project runs (Delta
 writes, MERGE, change data, REORG and VACUUM, a stream, a cache) in a throw-away
@@ -22,7 +22,8 @@ says. The JVM checks the rest itself: made by another JDK build, or for another 
 path (a pyspark or Delta upgrade, a jar rebuilt), it is not used and the JVM loads its
 classes as before (its message about that is silenced: `-Xlog:cds*=off`). So the
 archive only ever changes how fast a JVM starts, never what it does. This command makes
-it again when anything it was made from changed (a stamp beside it).
+it again when anything it was made from changed (a stamp beside it). The warm engine's
+JVM does not map it: its Thrift server's jar comes before Spark's own on its class path.
 
 Where: ``$LAKEHOUSE_CLASS_ARCHIVE``, default ``gdpr_lakehouse/spark-classes.jsa`` in the
 venv running this Python, whose pyspark it is made for (a checkout elsewhere has its
@@ -45,6 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from python_jobs.jars import jdk_tool
 from python_jobs.kek_hook import ARCHIVE_ENV as ENV
 from python_jobs.kek_hook import JVM_ARCHIVE_ENV, class_archive_file, usable_class_archive
 from python_jobs.project import (
@@ -68,14 +70,6 @@ def _stamp_path(archive: Path) -> Path:
     return archive.with_name(archive.name + ".stamp")
 
 
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not found:
-        raise ProjectError("no java on PATH (a JDK 17 is required)")
-    return found
-
-
 def _file_facts(path: Path) -> list[object]:
     try:
         facts = path.stat()
@@ -94,11 +88,11 @@ def stamp() -> str:
 
     settings = jars_by_path(spark_settings())
     version = subprocess.run(
-        [_java(), "-Xshare:auto", "-version"], capture_output=True, text=True, check=False
+        [jdk_tool("java"), "-Xshare:auto", "-version"], capture_output=True, text=True, check=False
     ).stderr
     jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
     facts = {
-        "java": [os.path.realpath(_java()), version],
+        "java": [os.path.realpath(jdk_tool("java")), version],
         "classpath": [
             _file_facts(Path(entry))
             for entry in settings.get("spark.driver.extraClassPath", "").split(os.pathsep)

@@ -97,12 +97,13 @@ def own_jar_current() -> bool:
     return not OWN_SOURCES.is_dir() or stamp == _sources_digest()
 
 
-def _jdk_tool(name: str) -> str:
+def jdk_tool(name: str) -> str:
+    """A JDK tool (java, javac, jar) from $JAVA_HOME, else PATH; a clear error without one."""
     home = os.environ.get("JAVA_HOME")
     found = str(Path(home) / "bin" / name) if home else shutil.which(name)
     if not found or not Path(found).is_file():
         raise ProjectError(
-            f"{name} (a JDK's) is needed once to build jvm/src; install a JDK 17 "
+            f"{name} (a JDK's) is needed by the set-up (jvm/src, the class archive); install a JDK 17 "
             "(e.g. apt-get install openjdk-17-jdk-headless) and run `make setup` again"
         )
     return found
@@ -122,7 +123,7 @@ def build_own_jar() -> None:
         classes = Path(scratch) / "classes"
         subprocess.run(
             [
-                _jdk_tool("javac"),
+                jdk_tool("javac"),
                 "--release",
                 "17",
                 "-nowarn",
@@ -138,7 +139,7 @@ def build_own_jar() -> None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(_sources_digest() + "\n")
         built = Path(scratch) / OWN.jar.name
-        subprocess.run([_jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."], check=True)
+        subprocess.run([jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."], check=True)
         # a temporary name beside the target, then one rename: never half a jar there
         partial = OWN.jar.with_name(f".{OWN.jar.name}.{os.getpid()}.tmp")
         shutil.copyfile(built, partial)

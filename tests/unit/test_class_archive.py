@@ -165,3 +165,18 @@ def test_the_workload_is_one_statement_per_unindented_line() -> None:
     assert statements[1].startswith("create table cds.people (") and statements[1].endswith(
         "'delta.enableDeletionVectors' = 'true')"
     )
+
+
+def test_check_fails_on_a_missing_or_stale_archive_and_path_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--check` (what a script asks before relying on it) exits 1 and makes nothing."""
+    archive = tmp_path / "spark-classes.jsa"
+    monkeypatch.setenv(kek_hook.ARCHIVE_ENV, str(archive))
+    assert class_archive.main(["path"]) == 0
+    assert capsys.readouterr().out.strip() == str(archive)
+    assert class_archive.main(["--check"]) == 1
+    assert f"missing or stale: {archive}" in capsys.readouterr().err
+    _archive(tmp_path)  # whole, but its stamp is not of what it would be made from
+    assert class_archive.main(["--check"]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [archive.name, archive.name + ".stamp"]

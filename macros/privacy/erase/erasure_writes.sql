@@ -247,21 +247,19 @@ when matched then delete
     {%- if not applies -%}
         {{ return(outcome) }}
     {%- endif -%}
-    {%- if applies -%}
-        {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx), ctx.get('prune_prefixes'))) -%}
-        {%- do outcome.update({'attempts': result.attempts}) -%}
-        {%- if result.attempts > 1 -%}
-            {%- do log('gdpr_erase: ' ~ step.relation_name ~ ': ' ~ (result.attempts - 1) ~ ' concurrent-write conflict(s) retried', info=true) -%}
-        {%- endif -%}
-        {%- if not result.done -%}
-            {%- do run_query(gdpr_lakehouse._fail_sql(step, ctx, result.attempts)) -%}
-            {%- do gdpr_lakehouse._release_batch(ctx) -%}
-            {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
-            {%- do exceptions.raise_compiler_error("gdpr_erase: " ~ step.relation_name ~ ": every one of " ~ result.attempts
-                ~ " attempts of the batched erasure lost a write conflict to a concurrent writer (Delta SQLSTATE 2D521); "
-                ~ "the requests are marked failed and nothing is lost: run gdpr_erase again (it resumes), "
-                ~ "or raise var erasure_max_attempts") -%}
-        {%- endif -%}
+    {%- set result = gdpr_lakehouse.run_with_conflict_retry(gdpr_lakehouse._erase_sql(step, gdpr_lakehouse._batch_base(ctx), ctx.get('prune_prefixes'))) -%}
+    {%- do outcome.update({'attempts': result.attempts}) -%}
+    {%- if result.attempts > 1 -%}
+        {%- do log('gdpr_erase: ' ~ step.relation_name ~ ': ' ~ (result.attempts - 1) ~ ' concurrent-write conflict(s) retried', info=true) -%}
+    {%- endif -%}
+    {%- if not result.done -%}
+        {%- do run_query(gdpr_lakehouse._fail_sql(step, ctx, result.attempts)) -%}
+        {%- do gdpr_lakehouse._release_batch(ctx) -%}
+        {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+        {%- do exceptions.raise_compiler_error("gdpr_erase: " ~ step.relation_name ~ ": every one of " ~ result.attempts
+            ~ " attempts of the batched erasure lost a write conflict to a concurrent writer (Delta SQLSTATE 2D521); "
+            ~ "the requests are marked failed and nothing is lost: run gdpr_erase again (it resumes), "
+            ~ "or raise var erasure_max_attempts") -%}
     {%- endif -%}
     {%- if step.action == 'shred' -%}
         {%- do gdpr_lakehouse._crash_point('shred:deleted') -%}
