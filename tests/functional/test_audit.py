@@ -337,9 +337,9 @@ def test_schema_changes_are_recorded_and_an_unclassified_column_fails_the_contra
 def test_rewrites_are_audited_as_what_they_are(sequence: dict, spark: SparkSession) -> None:
     rows = _audited(spark, "silver.patients")
     by_operation = {(row[3], row[4]) for row in rows}
-    # the erasure MERGE, the RESTORE, its re-erasure, the purge's REORG and VACUUM
+    # the erasure DELETE, the RESTORE, its re-erasure, the purge's REORG and VACUUM
     for expected in (
-        ("MERGE", "erase"),
+        ("DELETE", "erase"),
         ("RESTORE", "restore"),
         ("REORG", "purge"),
         ("VACUUM START", "purge"),
@@ -355,7 +355,7 @@ def test_rewrites_are_audited_as_what_they_are(sequence: dict, spark: SparkSessi
     # come from the history, with the counts their commits recorded
     sources = {row[5] for row in rows}
     assert "history" in sources
-    erasure = [row for row in rows if row[3] == "MERGE" and row[4] == "erase"]
+    erasure = [row for row in rows if row[3] == "DELETE" and row[4] == "erase"]
     assert sum(row[2] for row in erasure if row[1] == "delete") >= 1
 
 

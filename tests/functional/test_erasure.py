@@ -320,7 +320,9 @@ def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) ->
     tags = [
         json.loads(row["userMetadata"])
         for row in spark.sql("describe history bronze.encounters limit 20").collect()
-        if row["operation"] == "MERGE" and row["userMetadata"] and '"erase"' in row["userMetadata"]
+        if row["operation"] in ("MERGE", "DELETE")
+        and row["userMetadata"]
+        and '"erase"' in row["userMetadata"]
     ]
     assert tags, "no erasure commit on bronze.encounters"
     assert tags[0]["purpose"] == "erase" and tags[0]["actor"] == "pytest"
@@ -330,22 +332,22 @@ def test_erasure_commits_name_the_requests(erased: dict, spark: SparkSession) ->
 def test_a_small_batch_erases_by_pruning_naming_four_hex_digits(
     erased: dict, spark: SparkSession
 ) -> None:
-    """Erasure by pruning (issue 23), end to end: the batch's MERGE on a relation keyed
-    by pseudonym carries the subjects' pseudonym prefixes (4 hex digits) for Delta's
-    file skipping; the log holds those, never a whole pseudonym (test_evidence_is_complete
-    counts what it erased)."""
+    """Erasure by pruning (issue 23), end to end: the batch's DELETE on a relation keyed
+    by pseudonym (issue 25; a MERGE before) carries the subjects' pseudonym prefixes (4
+    hex digits) for Delta's file skipping; the log holds those, never a whole pseudonym
+    (test_evidence_is_complete counts what it erased)."""
     patient = erased["subjects"][0]
-    merges = [
+    deletes = [
         row["operationParameters"]["predicate"]
         for row in spark.sql("describe history silver.patients limit 30").collect()
-        if row["operation"] == "MERGE" and '"erase"' in (row["userMetadata"] or "")
+        if row["operation"] == "DELETE" and '"erase"' in (row["userMetadata"] or "")
     ]
-    assert merges, "no erasure commit on silver.patients"
+    assert deletes, "no erasure DELETE on silver.patients"
     assert any(
         "StartsWith(patient_pseudonym#" in m and f", {patient['pseudonym'][:4]})" in m
-        for m in merges
-    ), merges
-    assert not [m for m in merges if patient["pseudonym"] in m]
+        for m in deletes
+    ), deletes
+    assert not [m for m in deletes if patient["pseudonym"] in m]
 
 
 def test_the_sweep_counts_a_relation_only_if_written_since_its_erasure(

@@ -243,10 +243,10 @@ def test_the_layout_leaves_each_file_one_run_of_keys(spark, relation, layout: st
 def test_every_relation_keyed_by_pseudonym_erases_the_same_rows_pruned_or_not(dbt, spark) -> None:
     """Both paths on the built lakehouse, relation by relation. Each relation of the
     erasure plan keyed by pseudonym (bronze to gold and the snapshot, deleted or
-    anonymized) is copied twice (SHALLOW CLONE), and its step's MERGE, rendered as
-    gdpr_erase renders it, runs on one copy with the batch's prefixes and on the other
-    without. The batch: two subjects of every relation, patients and web-shop users
-    alike. Both copies end with the same rows, and Delta counts the same rows deleted
+    anonymized) is copied twice (SHALLOW CLONE). On one copy runs the write gdpr_erase
+    renders for a pruned batch (the prefixes; a DELETE where rows are deleted, a MERGE
+    where they are anonymized), on the other the MERGE that reads every file. The
+    batch: two subjects of every relation, patients and web-shop users alike. Both copies end with the same rows, and Delta counts the same rows deleted
     and updated, which is what the evidence reports."""
     build_once(dbt, spark)
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
@@ -288,20 +288,30 @@ def test_every_relation_keyed_by_pseudonym_erases_the_same_rows_pruned_or_not(db
             for path in ("pruned", "full"):
                 copy = f"{schema}.{step['name']}_{path}"
                 spark.sql(f"create table {copy} shallow clone {step['relation']}")
-                merge = macros._erase_merge_sql(
-                    {**step, "relation": copy},
-                    keys_sql,
-                    prefixes=prefixes if path == "pruned" else None,
-                )
-                assert ("startswith" in merge) == (path == "pruned")
-                spark.sql(merge)
-                # a MERGE that matches nothing commits nothing (an empty relation)
+                if path == "full":
+                    write = macros._erase_merge_sql({**step, "relation": copy}, keys_sql)
+                elif step["action"] == "delete":  # as gdpr_erase writes a pruned batch
+                    write = macros._erase_delete_sql({**step, "relation": copy}, keys_sql, prefixes)
+                    assert write.lstrip().startswith("gdpr_erase_batch: begin")
+                else:
+                    write = macros._erase_merge_sql(
+                        {**step, "relation": copy}, keys_sql, prefixes=prefixes
+                    )
+                assert ("startswith" in write) == (path == "pruned")
+                spark.sql(str(write))
+                # a write that matches nothing commits nothing (an empty relation)
                 newest = spark.sql(f"describe history {copy} limit 1").first()
-                metrics = newest["operationMetrics"] if newest["operation"] == "MERGE" else {}
-                counts[path] = tuple(
-                    int(metrics.get(name, 0))
-                    for name in ("numTargetRowsDeleted", "numTargetRowsUpdated")
+                metrics = (
+                    newest["operationMetrics"] if newest["operation"] in ("MERGE", "DELETE") else {}
                 )
+                counts[path] = (
+                    int(metrics.get("numTargetRowsDeleted", metrics.get("numDeletedRows", 0))),
+                    int(metrics.get("numTargetRowsUpdated", 0)),
+                )
+                if newest["operation"] == "DELETE":
+                    # the log names the batch's prefixes, never a whole pseudonym
+                    predicate = newest["operationParameters"]["predicate"]
+                    assert "StartsWith" in predicate and not [k for k in keys if k in predicate]
             name = step["relation_name"]
             assert counts["pruned"] == counts["full"], (name, counts)
             assert (sum(counts["pruned"]) >= 1) == bool(held[name]), (name, counts, held[name])

@@ -350,19 +350,35 @@ def test_the_batch_is_computed_once_in_memory_and_released(jinja: Jinja, target:
 
 
 def test_a_small_batch_prunes_relations_keyed_by_pseudonym_only(jinja: Jinja) -> None:
-    """The pruning path (issue 23): the batch's pseudonym prefixes join the MERGE's ON
-    clause as target-only predicates Delta skips files with; a relation keyed by a raw
-    id (the vault) never gets a literal."""
+    """The pruning path (issue 23): the batch's pseudonym prefixes join the write's
+    condition as target-only predicates Delta skips files with; a relation keyed by a
+    raw id (the vault) never gets a literal. A relation whose rows are deleted gets a
+    DELETE whose keys are a script's array variable (issue 25), one whose rows are
+    anonymized the MERGE."""
     sql = jinja.compile_inline(
-        "{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) if s.relation_name in ('silver.patients', 'privacy.subject_keys') %}"
+        "{% for s in gdpr_lakehouse.erasure_plan(savepoints=false) if s.relation_name in ('bronze.orders', 'silver.patients', 'privacy.subject_keys') %}"
         "{{ gdpr_lakehouse._erase_sql(s, 'select * from batch_view', ['0a1f', 'e3b0']) }}@@{% endfor %}"
     )
-    patients, vault = (part.strip() for part in sql.split("@@") if part.strip())
+    orders, patients, vault = (part.strip() for part in sql.split("@@") if part.strip())
+    prefixes = (
+        "left(target.`{key}`, 4) in ('0a1f', 'e3b0') and "
+        "(startswith(target.`{key}`, '0a1f') or startswith(target.`{key}`, 'e3b0'))"
+    )
+    assert patients.startswith("gdpr_erase_batch: begin\n    declare erase_keys array<string>;")
+    assert "select collect_set(cast(erase_key as string)) from (select" in patients
+    assert "subject_type = 'patient'" in patients and "where erase_key is not null" in patients
     assert (
-        "on target.`patient_pseudonym` = erase.erase_key and "
-        "left(target.`patient_pseudonym`, 4) in ('0a1f', 'e3b0') and "
-        "(startswith(target.`patient_pseudonym`, '0a1f') or startswith(target.`patient_pseudonym`, 'e3b0'))"
+        "delete from silver.patients as target\n    where array_contains(gdpr_erase_batch.erase_keys, "
+        "cast(target.`patient_pseudonym` as string)) and "
+        + prefixes.format(key="patient_pseudonym")
+        + ";\nend"
     ) in patients
+    assert "merge" not in patients
+    assert orders.startswith("merge into bronze.orders as target")
+    assert (
+        "on target.`user_pseudonym` = erase.erase_key and " + prefixes.format(key="user_pseudonym")
+    ) in orders
+    assert vault.startswith("merge into privacy.subject_keys")
     assert "startswith" not in vault and "0a1f" not in vault
     # without prefixes: the MERGE as before, every file read
     plain = jinja.compile_inline(
