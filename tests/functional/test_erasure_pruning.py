@@ -292,7 +292,7 @@ def test_every_relation_keyed_by_pseudonym_erases_the_same_rows_pruned_or_not(db
                     write = macros._erase_merge_sql({**step, "relation": copy}, keys_sql)
                 elif step["action"] == "delete":  # as gdpr_erase writes a pruned batch
                     write = macros._erase_delete_sql({**step, "relation": copy}, keys_sql, prefixes)
-                    assert write.lstrip().startswith("gdpr_erase_batch: begin")
+                    assert "gdpr_erase_batch: begin" in write
                 else:
                     write = macros._erase_merge_sql(
                         {**step, "relation": copy}, keys_sql, prefixes=prefixes

@@ -364,14 +364,16 @@ def test_a_small_batch_prunes_relations_keyed_by_pseudonym_only(jinja: Jinja) ->
         "left(target.`{key}`, 4) in ('0a1f', 'e3b0') and "
         "(startswith(target.`{key}`, '0a1f') or startswith(target.`{key}`, 'e3b0'))"
     )
-    assert patients.startswith("gdpr_erase_batch: begin\n    declare erase_keys array<string>;")
+    assert patients.startswith(
+        "begin\n    gdpr_erase_batch: begin\n        declare erase_keys array<string>;"
+    )
     assert "select collect_set(cast(erase_key as string)) from (select" in patients
     assert "subject_type = 'patient'" in patients and "where erase_key is not null" in patients
     assert (
-        "delete from silver.patients as target\n    where array_contains(gdpr_erase_batch.erase_keys, "
+        "delete from silver.patients as target\n        where array_contains(gdpr_erase_batch.erase_keys, "
         "cast(target.`patient_pseudonym` as string)) and "
         + prefixes.format(key="patient_pseudonym")
-        + ";\nend"
+        + ";\n    end;\nend"
     ) in patients
     assert "merge" not in patients
     assert orders.startswith("merge into bronze.orders as target")

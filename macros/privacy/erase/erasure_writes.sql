@@ -131,16 +131,20 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     (tests/functional/test_erasure.py checks the log names no pseudonym). The array
     is looked up only on the rows the prefixes' IN and startswith let through; a
     batch with more prefixes than var erasure_pruning_max_prefixes has none and is
-    MERGEd. The key column is compared as a string: a pseudonym is lower-case hex. -#}
+    MERGEd. The key column is compared as a string: a pseudonym is lower-case hex.
+    The variable is named through its block's label, so no column of the relation can
+    stand for it; a script's outermost block takes no label, hence two. -#}
 {% macro _erase_delete_sql(step, keys_sql, prefixes) -%}
     {%- set key = 'target.' ~ adapter.quote(step.key) -%}
-gdpr_erase_batch: begin
-    declare erase_keys array<string>;
-    set gdpr_erase_batch.erase_keys = (
-        select collect_set(cast(erase_key as string)) from ({{ keys_sql }}) as batch where erase_key is not null
-    );
-    delete from {{ step.relation }} as target
-    where array_contains(gdpr_erase_batch.erase_keys, cast({{ key }} as string)){{ gdpr_lakehouse._pruning_predicate(key, prefixes) }};
+begin
+    gdpr_erase_batch: begin
+        declare erase_keys array<string>;
+        set gdpr_erase_batch.erase_keys = (
+            select collect_set(cast(erase_key as string)) from ({{ keys_sql }}) as batch where erase_key is not null
+        );
+        delete from {{ step.relation }} as target
+        where array_contains(gdpr_erase_batch.erase_keys, cast({{ key }} as string)){{ gdpr_lakehouse._pruning_predicate(key, prefixes) }};
+    end;
 end
 {%- endmacro %}
 
