@@ -17,10 +17,13 @@ layout, side by side in one JVM:
                       ON clause (what gdpr_erase adds to a batch of at most var
                       erasure_pruning_max_prefixes prefixes): Delta skips every file
                       whose key range holds none of them
+  DELETE, pruned      what gdpr_erase runs for such a batch where rows are deleted (not
+                      anonymized): one DELETE whose keys are a script's array variable,
+                      with the same prefixes (_erase_delete_sql)
   DELETE ... IN       a literal DELETE ... WHERE key IN (...), as a reference only (it
                       puts every key into the SQL text and the Delta log)
 
-Both MERGEs are rendered from the macro (_erase_merge_sql) by dbt, and every case runs
+The MERGEs and the pruned DELETE are rendered from the macros by dbt, and every case runs
 with Parquet's string-predicate pushdown off, as gdpr_erase runs a pruned batch. Each
 run is checked (Delta's rows deleted == the rows those keys hold). Files and bytes
 read: the files whose key range (their Parquet min/max, which Delta's statistics
@@ -74,7 +77,7 @@ def batch(rows: int, size: int) -> list[str]:
 def render(
     state: Path, sizes: list[int], rows: int
 ) -> tuple[dict[tuple[int, bool], str], list[str]]:
-    """Every MERGE of the bench, rendered from gdpr_erase's macro, and the statements
+    """Every MERGE and pruned DELETE of the bench, rendered from gdpr_erase's macros, and the statements
     that Z-order the second layout, from cluster_by_subject's (_cluster_statements:
     its session settings, the OPTIMIZE), by one dbt compile."""
     step = f"{{'relation': '{TARGET}', 'key': 'subject_pseudonym', 'action': 'delete', 'pii_columns': []}}"
@@ -90,6 +93,11 @@ def render(
             parts.append(
                 f'{{{{ gdpr_lakehouse._erase_merge_sql({step}, "{keys}", prefixes={arg}) }}}}'
             )
+            if pruned:  # what gdpr_erase runs for a pruned batch of a deleting relation
+                cases.append((size, "delete"))
+                parts.append(
+                    f'{{{{ gdpr_lakehouse._erase_delete_sql({step}, "{keys}", prefixes={arg}) }}}}'
+                )
     layout = (
         f"{{'relation': '{SOURCE['Z-ordered']}', 'key': 'subject_pseudonym', 'layout': 'zorder'}}"
     )
@@ -229,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = [("MERGE, every file", statements[(size, False)], None)]
         if (size, True) in statements:
             cases.append(("MERGE, pruned", statements[(size, True)], prefixes))
+            cases.append(("DELETE, pruned", statements[(size, "delete")], prefixes))
         cases.append(
             (
                 "DELETE ... IN",
@@ -344,7 +353,7 @@ def _chart(report: dict, path: Path) -> Path:
 def _ratios(results: list[dict]) -> None:
     print("\npruned / every file, same layout and size (core-s, files read):")
     for entry in results:
-        if entry["case"] != "MERGE, pruned":
+        if entry["case"] not in ("MERGE, pruned", "DELETE, pruned"):
             continue
         full = next(
             r
@@ -353,7 +362,7 @@ def _ratios(results: list[dict]) -> None:
             and (r["subjects"], r["layout"]) == (entry["subjects"], entry["layout"])
         )
         print(
-            f"  {entry['subjects']:>7,} subject(s) {entry['layout']:<10} "
+            f"  {entry['subjects']:>7,} subject(s) {entry['layout']:<10} {entry['case']:<15} "
             f"core-s {entry['core_s'] / full['core_s']:.2f}x, files {entry['files_read'] / full['files_read']:.3f}x"
         )
 

@@ -35,28 +35,38 @@ when matched then update set
 {#- Claim open requests (and held ones whose hold was released) for this batch, with
     the subject's type from the vault. Never its pseudonym: beside the subject id in
     this table, it would map the id to the subject's history in every version the
-    table keeps (the erasure reads it from the tombstone: _batch_base). -#}
+    table keeps (the erasure reads it from the tombstone: _batch_base). A script, as
+    _complete_requests_sql: the claimable requests and their subjects' types into a
+    map variable, then one UPDATE, which checks again that each is still unfinished. -#}
 {% macro _claim_requests_sql(ctx, ids) -%}
-merge into {{ ctx.requests }} as requests
-using (
-    select
-        requests.request_id,
-        vault.subject_type
-    from {{ ctx.requests }} as requests
-    left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
-    where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
-        and (not exists (
-            select 1 from {{ ctx.holds }} as holds
-            where holds.subject_id = requests.subject_id and holds.released_at is null
-        ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
-) as claim
-on requests.request_id = claim.request_id
-when matched then update set
-    status = 'erasing',
-    status_reason = null,
-    batch_id = '{{ ctx.batch }}',
-    subject_type = coalesce(requests.subject_type, claim.subject_type),
-    updated_at = current_timestamp()
+begin
+    gdpr_erase_claim: begin
+        declare claim map<string, string>;
+        set gdpr_erase_claim.claim = (
+            select map_from_entries(collect_list(struct(request_id, subject_type)))
+            from (
+                select
+                    requests.request_id,
+                    vault.subject_type
+                from {{ ctx.requests }} as requests
+                left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
+                where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+                    and (not exists (
+                        select 1 from {{ ctx.holds }} as holds
+                        where holds.subject_id = requests.subject_id and holds.released_at is null
+                    ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
+            ) as claim
+        );
+        update {{ ctx.requests }} as requests set
+            status = 'erasing',
+            status_reason = null,
+            batch_id = '{{ ctx.batch }}',
+            subject_type = coalesce(requests.subject_type, try_element_at(gdpr_erase_claim.claim, requests.request_id)),
+            updated_at = current_timestamp()
+        where map_contains_key(gdpr_erase_claim.claim, requests.request_id)
+            and requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }};
+    end;
+end
 {%- endmacro %}
 
 {% macro _fail_sql(step, ctx, attempts) -%}
