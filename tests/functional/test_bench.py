@@ -176,6 +176,7 @@ def test_the_warm_bench_runs_every_command_through_the_engine(tmp_path: Path) ->
         "trivial run-operation",
         "gdpr_erase (1 subject)",
         "restore_version",
+        "gdpr_erase, next subject",
         "audit --once, nothing new",
     ]
     assert all(set(r) == {"step", "warm_s"} and len(r["warm_s"]) == 1 for r in report["results"])
