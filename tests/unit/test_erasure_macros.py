@@ -370,10 +370,10 @@ def test_a_small_batch_prunes_relations_keyed_by_pseudonym_only(jinja: Jinja) ->
     assert "select collect_set(cast(erase_key as string)) from (select" in patients
     assert "subject_type = 'patient'" in patients and "where erase_key is not null" in patients
     assert (
-        "delete from silver.patients as target\n        where array_contains(gdpr_erase_batch.erase_keys, "
-        "cast(target.`patient_pseudonym` as string)) and "
+        "delete from silver.patients as target\nwhere true and "
         + prefixes.format(key="patient_pseudonym")
-        + ";\n    end;\nend"
+        + "\n    and array_contains(gdpr_erase_batch.erase_keys, cast(target.`patient_pseudonym` as string));"
+        + "\n    end;\nend"
     ) in patients
     assert "merge" not in patients
     assert orders.startswith("merge into bronze.orders as target")
@@ -507,3 +507,30 @@ def test_cluster_after_build_takes_only_a_boolean(jinja: Jinja) -> None:
         "{{ gdpr_lakehouse.cluster_after_build() }}"
     )
     assert not success and "it must be true or false" in errors
+
+
+@pytest.mark.parametrize(
+    ("label", "name"), [("Batch", "keys"), ("batch", "keys; drop table x"), ("", "keys")]
+)
+def test_a_script_variable_is_named_by_lower_case_identifiers_only(
+    jinja: Jinja, label: str, name: str
+) -> None:
+    success, errors = jinja.compile_errors(
+        f"{{{{ gdpr_lakehouse._with_variable_sql({json.dumps(label)}, {json.dumps(name)}, "
+        "'array<string>', 'select 1', 'select 2') }}"
+    )
+    assert not success and "label and name are lower-case identifiers" in errors
+
+
+def test_a_script_variable_block_keeps_its_value_and_statement_as_given(jinja: Jinja) -> None:
+    """The value's query and the statement are placed as given (a literal that spans
+    lines keeps its text), inside a labelled block nested in an unlabelled one."""
+    sql = jinja.compile_inline(
+        "{{ gdpr_lakehouse._with_variable_sql('blk', 'keys', 'array<string>', "
+        "\"select collect_set(k) from t where note = 'a\\n  b'\", 'delete from t where array_contains(blk.keys, k);') }}"
+    )
+    assert sql == (
+        "begin\n    blk: begin\n        declare keys array<string>;\n        set blk.keys = (\n"
+        "select collect_set(k) from t where note = 'a\n  b'\n        );\n"
+        "delete from t where array_contains(blk.keys, k);\n    end;\nend"
+    )

@@ -35,38 +35,36 @@ when matched then update set
 {#- Claim open requests (and held ones whose hold was released) for this batch, with
     the subject's type from the vault. Never its pseudonym: beside the subject id in
     this table, it would map the id to the subject's history in every version the
-    table keeps (the erasure reads it from the tombstone: _batch_base). A script, as
-    _complete_requests_sql: the claimable requests and their subjects' types into a
-    map variable, then one UPDATE, which checks again that each is still unfinished. -#}
+    table keeps (the erasure reads it from the tombstone: _batch_base). The claimable
+    requests and their subjects' types into a map variable, then one UPDATE, which
+    checks again that each is still unfinished (_with_variable_sql). -#}
 {% macro _claim_requests_sql(ctx, ids) -%}
-begin
-    gdpr_erase_claim: begin
-        declare claim map<string, string>;
-        set gdpr_erase_claim.claim = (
-            select map_from_entries(collect_list(struct(request_id, subject_type)))
-            from (
-                select
-                    requests.request_id,
-                    vault.subject_type
-                from {{ ctx.requests }} as requests
-                left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
-                where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
-                    and (not exists (
-                        select 1 from {{ ctx.holds }} as holds
-                        where holds.subject_id = requests.subject_id and holds.released_at is null
-                    ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
-            ) as claim
-        );
-        update {{ ctx.requests }} as requests set
-            status = 'erasing',
-            status_reason = null,
-            batch_id = '{{ ctx.batch }}',
-            subject_type = coalesce(requests.subject_type, try_element_at(gdpr_erase_claim.claim, requests.request_id)),
-            updated_at = current_timestamp()
-        where map_contains_key(gdpr_erase_claim.claim, requests.request_id)
-            and requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }};
-    end;
-end
+    {%- set claimable -%}
+select map_from_entries(collect_list(struct(request_id, subject_type)))
+from (
+    select
+        requests.request_id,
+        vault.subject_type
+    from {{ ctx.requests }} as requests
+    left join {{ ctx.vault }} as vault on requests.subject_id = vault.subject_id
+    where requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}{{ gdpr_lakehouse._subject_filter(ids, 'requests.subject_id') }}
+        and (not exists (
+            select 1 from {{ ctx.holds }} as holds
+            where holds.subject_id = requests.subject_id and holds.released_at is null
+        ) or {{ gdpr_lakehouse._erasure_begun(ctx) }})
+) as claim
+    {%- endset -%}
+    {%- set update -%}
+update {{ ctx.requests }} as requests set
+    status = 'erasing',
+    status_reason = null,
+    batch_id = '{{ ctx.batch }}',
+    subject_type = coalesce(requests.subject_type, try_element_at(gdpr_erase_claim.claim, requests.request_id)),
+    updated_at = current_timestamp()
+where map_contains_key(gdpr_erase_claim.claim, requests.request_id)
+    and requests.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
+    {%- endset -%}
+    {{ return(gdpr_lakehouse._with_variable_sql('gdpr_erase_claim', 'claim', 'map<string, string>', claimable, update)) }}
 {%- endmacro %}
 
 {% macro _fail_sql(step, ctx, attempts) -%}
@@ -81,70 +79,65 @@ when matched then update set
 
 {#- Requests whose every relation is erased (or absent) become erased (a pseudonym an
     older version stored here is dropped); their tombstones then drop the encrypted
-    pseudonym and keep only its hash (_unlink_erased_sql). A script: the done requests
-    and their shred times into a map variable, then one UPDATE. Delta refuses a
-    subquery in UPDATE, and an UPDATE costs less than the MERGE this was (it joins the
-    source, then rewrites): warm engine, one request, docs/erasure.md. -#}
+    pseudonym and keep only its hash (_unlink_erased_sql). The done requests and their
+    shred times into a map variable, then one UPDATE (_with_variable_sql), which costs
+    less than the MERGE this was: docs/erasure.md, "How fast". -#}
 {% macro _complete_requests_sql(ctx) -%}
-begin
-    gdpr_erase_done: begin
-        declare shredded map<string, timestamp>;
-        set gdpr_erase_done.shredded = (
-            select map_from_entries(collect_list(struct(request_id, shredded_at)))
-            from (
-                select
-                    batch.request_id,
-                    max(case when evidence.action = 'shred' then evidence.purged_at end) as shredded_at
-                from ({{ gdpr_lakehouse._batch_base(ctx) }}) as batch
-                left join {{ ctx.evidence }} as evidence on batch.request_id = evidence.request_id
-                group by batch.request_id
-                having count_if(evidence.status not in ('erased', 'absent')) = 0 and count(evidence.request_id) > 0
-            ) as done
-        );
-        update {{ ctx.requests }} as requests set
-            status = 'erased',
-            shredded_at = coalesce(requests.shredded_at, try_element_at(gdpr_erase_done.shredded, requests.request_id)),
-            erased_at = current_timestamp(),
-            subject_pseudonym = null,
-            updated_at = current_timestamp()
-        where map_contains_key(gdpr_erase_done.shredded, requests.request_id);
-    end;
-end
+    {%- set done -%}
+select map_from_entries(collect_list(struct(request_id, shredded_at)))
+from (
+    select
+        batch.request_id,
+        max(case when evidence.action = 'shred' then evidence.purged_at end) as shredded_at
+    from ({{ gdpr_lakehouse._batch_base(ctx) }}) as batch
+    left join {{ ctx.evidence }} as evidence on batch.request_id = evidence.request_id
+    group by batch.request_id
+    having count_if(evidence.status not in ('erased', 'absent')) = 0 and count(evidence.request_id) > 0
+) as done
+    {%- endset -%}
+    {%- set update -%}
+update {{ ctx.requests }} as requests set
+    status = 'erased',
+    shredded_at = coalesce(requests.shredded_at, try_element_at(gdpr_erase_done.shredded, requests.request_id)),
+    erased_at = current_timestamp(),
+    subject_pseudonym = null,
+    updated_at = current_timestamp()
+where map_contains_key(gdpr_erase_done.shredded, requests.request_id)
+    {%- endset -%}
+    {{ return(gdpr_lakehouse._with_variable_sql('gdpr_erase_done', 'shredded', 'map<string, timestamp>', done, update)) }}
 {%- endmacro %}
 
 {#- The tombstones of the requests just erased drop the pseudonym they held (encrypted
     under the tombstone key) while the erasure ran (a tombstone is shared by every request of its subject: not while one
     of them is unfinished). The hashes (macro tombstone_hash) into an array variable,
-    then one UPDATE, as _complete_requests_sql. -#}
+    then one UPDATE (_with_variable_sql). -#}
 {% macro _unlink_erased_sql(ctx) -%}
-begin
-    gdpr_erase_unlink: begin
-        declare hashes array<string>;
-        {#- the hash reads the key through java_method, which Spark counts
-            non-deterministic: computed in a projection, then collected -#}
-        set gdpr_erase_unlink.hashes = (
-            select collect_set(subject_hash)
-            from (
-                select {{ gdpr_lakehouse.tombstone_hash('done.subject_id', keys=ctx.system_keys) }} as subject_hash
-                from (
-                    select distinct requests.subject_id
-                    from {{ ctx.requests }} as requests
-                    where requests.status = 'erased' and requests.batch_id = '{{ ctx.batch }}'
-                        and not exists (
-                            select 1 from {{ ctx.requests }} as open
-                            where open.subject_id = requests.subject_id
-                                and open.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
-                        )
-                ) as done
-            ) as erased
-        );
-        update {{ ctx.tombstones }} as tombstones set
-            subject_pseudonym = null,
-            pseudonym_enc = null
-        where array_contains(gdpr_erase_unlink.hashes, tombstones.subject_hash)
-            and (tombstones.subject_pseudonym is not null or tombstones.pseudonym_enc is not null);
-    end;
-end
+    {#- the hash reads the key through java_method, which Spark counts non-deterministic:
+        computed in a projection, then collected -#}
+    {%- set hashes -%}
+select collect_set(subject_hash)
+from (
+    select {{ gdpr_lakehouse.tombstone_hash('done.subject_id', keys=ctx.system_keys) }} as subject_hash
+    from (
+        select distinct requests.subject_id
+        from {{ ctx.requests }} as requests
+        where requests.status = 'erased' and requests.batch_id = '{{ ctx.batch }}'
+            and not exists (
+                select 1 from {{ ctx.requests }} as open
+                where open.subject_id = requests.subject_id
+                    and open.status in {{ gdpr_lakehouse.request_status_in('unfinished') }}
+            )
+    ) as done
+) as erased
+    {%- endset -%}
+    {%- set update -%}
+update {{ ctx.tombstones }} as tombstones set
+    subject_pseudonym = null,
+    pseudonym_enc = null
+where array_contains(gdpr_erase_unlink.hashes, tombstones.subject_hash)
+    and (tombstones.subject_pseudonym is not null or tombstones.pseudonym_enc is not null)
+    {%- endset -%}
+    {{ return(gdpr_lakehouse._with_variable_sql('gdpr_erase_unlink', 'hashes', 'array<string>', hashes, update)) }}
 {%- endmacro %}
 
 {#- The requests being erased: claimed by this run or left `erasing` by an interrupted
