@@ -152,6 +152,32 @@ def test_the_pruned_write_reads_only_files_that_can_hold_the_batch_and_erases_th
     assert left == 0
 
 
+def test_the_retry_loop_catches_what_a_variable_block_raises_and_nothing_else(spark) -> None:
+    """gdpr_erase's DELETE and UPDATEs are a labelled block with a local variable
+    (_with_variable_sql), nested in run_with_conflict_retry's loop, whose exit handler
+    catches Delta's write conflicts (SQLSTATE 2D521) only. On Spark: an error of the
+    handler's SQLSTATE raised inside the nested block is retried until the attempts
+    run out (raise_error's P0001 stands in for a conflict, which no test can time),
+    and any other error stops the script with its message, after the variable was
+    set."""
+    macros = Jinja().macros()
+    block = str(
+        macros._with_variable_sql(
+            "blk",
+            "keys",
+            "array<string>",
+            "select array('a')",
+            "select raise_error(concat('boom ', cast(size(blk.keys) as string)))",
+        )
+    )
+    script = str(macros._conflict_retry_script(block, 2))
+    assert "sqlstate '2D521'" in script
+    retried = spark.sql(script.replace("sqlstate '2D521'", "sqlstate 'P0001'")).collect()
+    assert [tuple(row) for row in retried] == [(2, False)]
+    with pytest.raises(Exception, match="boom 1"):
+        spark.sql(script).collect()
+
+
 def test_the_log_keeps_four_characters_of_a_pseudonym_never_one_whole(spark, relation) -> None:
     """What erasure by pruning costs in privacy: the Delta log's statistics of the key
     are cut to 4 characters (16 bits of a SHA-256); no pseudonym of the table is in any

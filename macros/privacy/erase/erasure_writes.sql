@@ -131,8 +131,8 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     through: Spark evaluates the conditions in the order written, and with the array
     first a 256-subject batch cost 2.2x the MERGE that reads every file, against 0.9x
     for the pruned MERGE (bench/pruning.py, 2M rows). A batch with more prefixes than
-    var erasure_pruning_max_prefixes has none and is MERGEd. The key column is compared as a string: a pseudonym is
-    lower-case hex. -#}
+    var erasure_pruning_max_prefixes has none and is MERGEd. The key column is
+    compared as a string: a pseudonym is lower-case hex. -#}
 {% macro _erase_delete_sql(step, keys_sql, prefixes) -%}
     {%- set key = 'target.' ~ adapter.quote(step.key) -%}
     {%- set keys -%}
