@@ -23,7 +23,7 @@ path (a pyspark or Delta upgrade, a jar rebuilt), it is not used and the JVM loa
 classes as before (its message about that is silenced: `-Xlog:cds*=off`). So the
 archive only ever changes how fast a JVM starts, never what it does. This command makes
 it again when anything it was made from changed (a stamp beside it). The warm engine's
-JVM does not map it: its Thrift server's jar comes before Spark's own on its class path.
+JVM maps it too: its Thrift server's one extra jar goes at the end of its class path.
 
 Where: ``$LAKEHOUSE_CLASS_ARCHIVE``, default ``gdpr_lakehouse/spark-classes.jsa`` in the
 venv running this Python, whose pyspark it is made for (a checkout elsewhere has its

@@ -16,6 +16,7 @@ The engine runs in its own lakehouse folder and on a free port: never the user's
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -145,3 +146,21 @@ def test_dbt_as_typed_finds_the_token_by_itself(engine: dict) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     token = (engine["folder"] / "token").read_text().strip()
     assert token not in done.stdout + done.stderr
+    # `engine up` parsed the project for the warm target: this first command after it
+    # reads that parse instead of parsing every file again
+    assert "Unable to do partial parsing" not in done.stdout, done.stdout[-3000:]
+    assert token not in (engine["folder"] / "parse.log").read_text(errors="replace")
+
+
+def test_the_engines_jvm_maps_the_class_archive(engine: dict) -> None:
+    """The class archive `make setup` made is mapped by the engine's JVM too: its class
+    path starts with the one the archive was made for (the Thrift server's Hive jar at
+    its end, python_jobs.engine.dist_classpath)."""
+    from python_jobs import class_archive
+
+    archive = class_archive.archive_path()
+    assert archive is not None and class_archive.current(archive), "run `make setup`"
+    pid = json.loads((engine["folder"] / "engine.json").read_text())["pid"]
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    maps = [Path(f"/proc/{child}/maps").read_text() for child in children]
+    assert any(str(archive) in text for text in maps), f"no JVM of {children} maps {archive}"

@@ -132,12 +132,15 @@ public class Probe {
 """
 
 
-def _thrift_driver_classpath(server: str) -> str:
+def _thrift_classpath(server: str, spark_jars: Path) -> str:
+    """The server JVM's class path as Spark's launcher orders it: the driver's extra
+    class path, Spark's jars, then SPARK_DIST_CLASSPATH (the engine's Hive jar)."""
     if server == "engine":
-        return engine.engine_settings(10999)["spark.driver.extraClassPath"]
+        extra = engine.engine_settings(10999)["spark.driver.extraClassPath"]
+        return os.pathsep.join([extra, str(spark_jars), engine.dist_classpath()])
     from python_jobs import cluster
 
-    return cluster.thrift_driver_classpath()
+    return os.pathsep.join([cluster.thrift_driver_classpath(), str(spark_jars)])
 
 
 @pytest.mark.parametrize("server", ["engine", "cluster"])
@@ -148,14 +151,14 @@ def test_the_thrift_servers_class_path_initializes_hives_function_registry(
     -> Hive.get -> registerAllFunctionsOnce), whose static initializer needs hive-llap-common,
     a jar Spark 4 no longer ships (apache/spark#49736). Without it CloseSession fails with
     NoClassDefFoundError LlapSigner$Signable and the dbt command that closed the session
-    exits 2 (seen once in CI on the loopback cluster). Both servers' driver class path,
-    beside Spark's own jars, loads the class: a real JVM, the same class path."""
+    exits 2 (seen once in CI on the loopback cluster). Both servers' class path (the
+    engine's Hive jar after Spark's own) loads the class: a real JVM, the same class path."""
     import pyspark
 
     probe = tmp_path / "Probe.java"
     probe.write_text(_PROBE)
     spark_jars = Path(pyspark.__file__).parent / "jars" / "*"
-    classpath = os.pathsep.join([_thrift_driver_classpath(server), str(spark_jars)])
+    classpath = _thrift_classpath(server, spark_jars)
     run = subprocess.run(
         ["java", "--add-opens=java.base/java.net=ALL-UNNAMED", "-cp", classpath, str(probe)],
         capture_output=True,
