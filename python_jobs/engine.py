@@ -457,7 +457,16 @@ def _start_parse(folder: Path) -> subprocess.Popen | None:
         return None
     with (folder / "parse.log").open("w") as handle:
         return subprocess.Popen(
-            [sys.executable, "-c", DBT_MAIN, "parse", "--target", "warm", "--project-dir", str(root)],
+            [
+                sys.executable,
+                "-c",
+                DBT_MAIN,
+                "parse",
+                "--target",
+                "warm",
+                "--project-dir",
+                str(root),
+            ],
             stdout=handle,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
