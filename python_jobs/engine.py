@@ -420,22 +420,28 @@ def up(timeout: float = 240) -> dict:
         )
     parse = _start_parse(folder)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        state = read_state()
-        if state is not None and _listening(port):
-            use_token()
-            _finish_parse(parse, deadline)
-            print(
-                f"engine up: dbt --target warm (thrift {HOST}:{port}, for clients with the "
-                f"token in {_token_file()}); jobs run in it while it is up. "
-                f"`export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
-            )
-            return state
-        if process.poll() is not None:
-            raise ProjectError(f"the engine exited with {process.returncode}:\n{_tail(log)}")
-        time.sleep(0.5)
-    process.terminate()
-    raise ProjectError(f"the engine did not answer within {timeout:g} s:\n{_tail(log)}")
+    try:
+        while time.monotonic() < deadline:
+            state = read_state()
+            if state is not None and _listening(port):
+                use_token()
+                _finish_parse(parse, deadline, folder / "parse.log")
+                parse = None
+                print(
+                    f"engine up: dbt --target warm (thrift {HOST}:{port}, for clients with the "
+                    f"token in {_token_file()}); jobs run in it while it is up. "
+                    f"`export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
+                )
+                return state
+            if process.poll() is not None:
+                raise ProjectError(f"the engine exited with {process.returncode}:\n{_tail(log)}")
+            time.sleep(0.5)
+        process.terminate()
+        raise ProjectError(f"the engine did not answer within {timeout:g} s:\n{_tail(log)}")
+    finally:
+        if parse is not None and parse.poll() is None:  # the engine failed: its parse goes too
+            parse.kill()
+            parse.wait()
 
 
 def _start_parse(folder: Path) -> subprocess.Popen | None:
@@ -474,7 +480,7 @@ def _start_parse(folder: Path) -> subprocess.Popen | None:
         )
 
 
-def _finish_parse(parse: subprocess.Popen | None, deadline: float) -> None:
+def _finish_parse(parse: subprocess.Popen | None, deadline: float, log: Path) -> None:
     """Wait for the parse `_start_parse` began; say so when it failed."""
     if parse is None:
         return
@@ -487,7 +493,7 @@ def _finish_parse(parse: subprocess.Popen | None, deadline: float) -> None:
     if code != 0:
         print(
             f"note: `dbt parse --target warm` did not finish ({'timed out' if code is None else f'exit {code}'}; "
-            f"{engine_dir() / 'parse.log'}): the first dbt command parses the project itself"
+            f"{log}): the first dbt command parses the project itself"
         )
 
 

@@ -166,3 +166,18 @@ def test_the_thrift_servers_class_path_initializes_hives_function_registry(
         timeout=120,
     )
     assert run.returncode == 0 and run.stdout.strip() == "loaded", run.stderr[-2000:]
+
+
+def test_up_parses_only_a_dbt_project_and_says_when_the_parse_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`up` runs `dbt parse --target warm` beside the JVM's start (engine._start_parse):
+    not where no dbt project is; a parse that fails does not stop `up`, it says so."""
+    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(tmp_path))  # no dbt_project.yml there
+    assert engine._start_parse(tmp_path) is None
+    failed = subprocess.Popen([sys.executable, "-c", "raise SystemExit(2)"])
+    engine._finish_parse(failed, float("inf"), tmp_path / "parse.log")
+    assert "did not finish (exit 2" in capsys.readouterr().out
+    parsed = subprocess.Popen([sys.executable, "-c", "pass"])
+    engine._finish_parse(parsed, float("inf"), tmp_path / "parse.log")
+    assert capsys.readouterr().out == ""
