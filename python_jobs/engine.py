@@ -32,8 +32,12 @@ One JVM holds the embedded Derby metastore, so while the engine is up the embedd
 choose it by themselves). Stopped, everything is as before. The key-encryption key
 is read by the engine's JVM (``java_method`` getenv), so export it before ``up``.
 
+``up`` also runs ``dbt parse --target warm`` for the project beside the JVM's start, so
+the first dbt command after it reads that parse instead of parsing every file again
+(dbt starts its partial parse over when the target changes).
+
 State: ``$LAKEHOUSE_DIR/engine``: ``engine.json`` (pid, port, socket), ``engine.log``,
-``token``.
+``parse.log``, ``token``.
 """
 
 from __future__ import annotations
