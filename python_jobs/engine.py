@@ -496,8 +496,8 @@ def _finish_parse(parse: subprocess.Popen | None, deadline: float, log: Path) ->
         code = None
     if code != 0:
         print(
-            f"note: `dbt parse --target warm` did not finish ({'timed out' if code is None else f'exit {code}'}; "
-            f"{log}): the first dbt command parses the project itself"
+            f"note: `dbt parse --target warm` {'timed out' if code is None else f'failed (exit {code})'} "
+            f"(its output: {log}); the first dbt command parses the project itself"
         )
 
 

@@ -177,7 +177,7 @@ def test_up_parses_only_a_dbt_project_and_says_when_the_parse_failed(
     assert engine._start_parse(tmp_path) is None
     failed = subprocess.Popen([sys.executable, "-c", "raise SystemExit(2)"])
     engine._finish_parse(failed, float("inf"), tmp_path / "parse.log")
-    assert "did not finish (exit 2" in capsys.readouterr().out
+    assert "`dbt parse --target warm` failed (exit 2)" in capsys.readouterr().out
     parsed = subprocess.Popen([sys.executable, "-c", "pass"])
     engine._finish_parse(parsed, float("inf"), tmp_path / "parse.log")
     assert capsys.readouterr().out == ""
