@@ -465,6 +465,10 @@ def _start_parse(folder: Path) -> subprocess.Popen | None:
         return None
     if importlib.util.find_spec("dbt.cli.main") is None:
         return None
+    missing = _no_warm_output()
+    if missing is not None:
+        print(missing)
+        return None
     with (folder / "parse.log").open("w") as handle:
         return subprocess.Popen(
             [
@@ -482,6 +486,28 @@ def _start_parse(folder: Path) -> subprocess.Popen | None:
             stdin=subprocess.DEVNULL,
             cwd=root,
         )
+
+
+def _no_warm_output() -> str | None:
+    """What to say when the project's profile has no ``warm`` output (an adopter's,
+    docs/adopting.md): dbt cannot reach the engine without one, the jobs still run in
+    it, and there is nothing to parse for. None when it has one, or when the profile
+    cannot be read here: dbt's own parse then says why in parse.log."""
+    import yaml
+
+    from python_jobs.project import profile_outputs
+
+    try:
+        path, name, outputs = profile_outputs()
+    except (ProjectError, OSError, yaml.YAMLError):
+        return None
+    if "warm" in outputs:
+        return None
+    return (
+        f"note: profile {name!r} ({path}) has no `warm` output, so dbt cannot use the engine "
+        '(the jobs run in it all the same); add the one in docs/adopting.md, "The warm '
+        'engine", then `dbt ... --target warm`'
+    )
 
 
 def _finish_parse(parse: subprocess.Popen | None, deadline: float, log: Path) -> None:

@@ -219,6 +219,15 @@ def _outputs(path: Path, name: str) -> dict[str, Any]:
     return profiles[name]
 
 
+def profile_outputs() -> tuple[Path, str, dict[str, Any]]:
+    """The project's profile as dbt finds it: (its profiles.yml, its name, its outputs
+    unrendered)."""
+    path = profiles_file()
+    name = profile_name()
+    outputs = _outputs(path, name).get("outputs")
+    return path, name, outputs if isinstance(outputs, dict) else {}
+
+
 def _render_env(project_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["LAKEHOUSE_DIR"] = str(state_dir())
@@ -232,8 +241,7 @@ def profile_target(target: str = "local") -> dict[str, Any]:
     Paths default to the project's state folder whatever the current directory, so a
     job started from elsewhere still finds dbt's warehouse.
     """
-    path = profiles_file()
-    outputs = _outputs(path, profile_name()).get("outputs") or {}
+    _, _, outputs = profile_outputs()
     if target not in outputs:
         raise ProjectError(
             f"profiles.yml has no target {target!r}; targets are: {', '.join(sorted(outputs))}"

@@ -5,16 +5,21 @@ Its whole lifecycle runs in a process of its own (tests/adopter/lifecycle.py: it
 JVM, warehouse and metastore, the commands a user types in the project folder, the
 project found from the current directory): build, request_erasure, gdpr_erase,
 restore_version, purge, forensic scan, a rebuild that must not bring the customer
-back, audit, and the compliance tests.
+back, audit, and the compliance tests. Then, in a lakehouse of its own, the same team on
+the warm engine: `gdpr-lakehouse engine up` in its folder, dbt through its profile's
+`warm` output, the audit through the engine's socket.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +28,13 @@ from tests.dbt_harness import ROOT
 pytestmark = pytest.mark.functional
 
 FIXTURE = ROOT / "tests" / "adopter"
+ERASED = "C0002"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +128,72 @@ def test_audit_and_compliance_pass(facts: dict) -> None:
     assert facts["audit"] == 0
     assert facts["audited_relations"] == 4
     assert facts["tested"] is True
+
+
+def test_the_adopter_runs_on_the_warm_engine_through_its_own_warm_output(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The CRM's team starts the warm engine in its project (`gdpr-lakehouse engine
+    up`), builds and erases through its profile's `warm` output (docs/adopting.md, "The
+    warm engine") and audits through the engine's socket; nothing opens a JVM of its
+    own (while the engine holds the embedded metastore, one could not)."""
+    work = tmp_path_factory.mktemp("adopter-warm")
+    project = work / "crm"
+    shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("lifecycle.py"))
+    (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("LAKEHOUSE_", "DBT_"))
+    }
+    env.update(
+        LAKEHOUSE_DIR=str(work / "lakehouse"),
+        LAKEHOUSE_ACTOR="crm-team",
+        LAKEHOUSE_ENGINE_PORT=str(_free_port()),
+        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        SPARK_LOCAL_IP="127.0.0.1",
+    )
+    bin_dir = Path(sys.executable).parent
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(
+            argv, cwd=project, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+        return done.stdout
+
+    run(
+        sys.executable,
+        "-c",
+        f"import sys; sys.path.insert(0, {str(FIXTURE)!r}); import lifecycle; "
+        f"from pathlib import Path; lifecycle.land(Path({str(work / 'lakehouse' / 'landing')!r}), "
+        "1, lifecycle.CUSTOMERS)",
+    )
+    dbt, cli = str(bin_dir / "dbt"), str(bin_dir / "gdpr-lakehouse")
+    run(dbt, "deps", "-q")
+    started = run(cli, "engine", "up")
+    try:
+        assert "engine up" in started and "no `warm` output" not in started, started
+        assert "note:" not in started, started  # its parse of the project, for warm, passed
+        run(dbt, "build", "--target", "warm")
+        request = json.dumps({"subject_ids": [ERASED], "reason": "customer asked"})
+        run(dbt, "run-operation", "request_erasure", "--args", request, "--target", "warm")
+        erased = run(dbt, "run-operation", "gdpr_erase", "--target", "warm")
+        assert "Erased 1 request(s)" in erased and "erased" in erased, erased
+        # in the engine (a JVM of its own could not open the metastore the engine holds)
+        audited = run(cli, "audit", "--once")
+        assert "crm.crm_customers" in audited, audited
+        shown = run(
+            dbt,
+            "show",
+            "--target",
+            "warm",
+            "--inline",
+            "select requests.status, count(audit.relation) as audited "
+            "from crm_privacy.erasure_requests as requests "
+            "left join crm_audit.change_log as audit on audit.relation = 'crm.crm_customers' "
+            f"where requests.subject_id = '{ERASED}' group by requests.status",
+        )
+        assert re.search(r"\|\s*erased\s*\|\s*[1-9]", shown), shown
+    finally:
+        run(cli, "engine", "down")

@@ -181,3 +181,29 @@ def test_up_parses_only_a_dbt_project_and_says_when_the_parse_failed(
     parsed = subprocess.Popen([sys.executable, "-c", "pass"])
     engine._finish_parse(parsed, float("inf"), tmp_path / "parse.log")
     assert capsys.readouterr().out == ""
+
+
+def test_up_says_when_the_profile_has_no_warm_output_and_parses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adopter's profile without a `warm` output (tests/adopter before it had one):
+    dbt cannot reach the engine, so `up` parses nothing and says what to add, once,
+    instead of a failed parse's note at every start. The project's own profile and the
+    adopter's have one."""
+    project = tmp_path / "crm"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: crm\nprofile: crm\n")
+    (project / "profiles.yml").write_text(
+        "crm:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
+    )
+    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(project))
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(project))
+    assert engine._start_parse(tmp_path) is None
+    said = capsys.readouterr().out
+    assert f"profile 'crm' ({project / 'profiles.yml'}) has no `warm` output" in said
+    assert "docs/adopting.md" in said
+    assert not (tmp_path / "parse.log").exists()
+    for folder in (ROOT, ROOT / "tests" / "adopter"):
+        monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(folder))
+        monkeypatch.setenv("DBT_PROFILES_DIR", str(folder))
+        assert engine._no_warm_output() is None, folder
