@@ -220,8 +220,8 @@ def _outputs(path: Path, name: str) -> dict[str, Any]:
 
 
 def profile_outputs() -> tuple[Path, str, dict[str, Any]]:
-    """The project's profile as dbt finds it: (its profiles.yml, its name, its outputs
-    unrendered)."""
+    """The project's profile: (the profiles.yml profiles_file finds, the profile's name,
+    its outputs unrendered)."""
     path = profiles_file()
     name = profile_name()
     outputs = _outputs(path, name).get("outputs")
