@@ -37,9 +37,9 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def facts(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    work = tmp_path_factory.mktemp("adopter")
+def _adopter(work: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of the CRM project in `work`, and the environment its team runs it in
+    (none of this checkout's LAKEHOUSE_ or DBT_ settings; its lakehouse in `work`)."""
     project = work / "crm"
     shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("lifecycle.py"))
     # as the adopter would write it: the package where it is on this machine
@@ -55,6 +55,13 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict:
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
         SPARK_LOCAL_IP="127.0.0.1",
     )
+    return project, env
+
+
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    work = tmp_path_factory.mktemp("adopter")
+    project, env = _adopter(work)
     output = work / "facts.json"
     run = subprocess.run(
         [sys.executable, str(FIXTURE / "lifecycle.py"), str(project), str(output)],
@@ -138,21 +145,8 @@ def test_the_adopter_runs_on_the_warm_engine_through_its_own_warm_output(
     warm engine") and audits through the engine's socket; nothing opens a JVM of its
     own (while the engine holds the embedded metastore, one could not)."""
     work = tmp_path_factory.mktemp("adopter-warm")
-    project = work / "crm"
-    shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("lifecycle.py"))
-    (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("LAKEHOUSE_", "DBT_"))
-    }
-    env.update(
-        LAKEHOUSE_DIR=str(work / "lakehouse"),
-        LAKEHOUSE_ACTOR="crm-team",
-        LAKEHOUSE_ENGINE_PORT=str(_free_port()),
-        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
-        SPARK_LOCAL_IP="127.0.0.1",
-    )
+    project, env = _adopter(work)
+    env["LAKEHOUSE_ENGINE_PORT"] = str(_free_port())
     bin_dir = Path(sys.executable).parent
 
     def run(*argv: str) -> str:
