@@ -7,6 +7,7 @@
     gdpr-lakehouse certificate                          # a certificate per purged request
     gdpr-lakehouse access --subject-id P0000010         # a subject's data, exported for them
     gdpr-lakehouse rectify --subject-id P0000010 --changes-file c.json  # corrected (Art. 16)
+    gdpr-lakehouse kek init                             # this machine's key-encryption key, once
     gdpr-lakehouse <command> --help
 
 The project is the dbt project in --project-dir (default: the current directory when
@@ -34,6 +35,7 @@ COMMANDS = {
     "certificate": ("certificate", "a certificate of erasure per purged request, and its check"),
     "access": ("subject_access", "export a subject's data for them (GDPR Art. 15 and 20)"),
     "rectify": ("rectify", "correct a subject's personal data (GDPR Art. 16)"),
+    "kek": ("kek", "this machine's key-encryption key: make it once (init), or where it is"),
     "engine": ("engine", "a warm local Spark engine (up/down) for dbt --target warm and the jobs"),
     "cluster": ("cluster", "a Spark cluster + Thrift server on loopback"),
     "jars": ("jars", "fetch and check Delta's jars in the local Maven repository"),

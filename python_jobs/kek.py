@@ -34,6 +34,7 @@ from python_jobs.kek_hook import (
     parse_key,
     read_key,
 )
+from python_jobs.project import prog
 
 PTH_NAME = "gdpr_lakehouse_kek.pth"
 # exec'd by site at every start of the venv's Python: a checkout moved or rolled back
@@ -115,7 +116,7 @@ def init() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m python_jobs.kek",
+        prog=prog("python -m python_jobs.kek"),
         description="This machine's key-encryption key, kept outside the lakehouse.",
     )
     parser.add_argument("command", choices=["init", "path"])
