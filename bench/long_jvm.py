@@ -36,12 +36,14 @@ DEFAULT_SUITE = "tests/functional/test_aggregates.py"
 
 
 def commands(path: Path) -> list[tuple[float, float, float, str]]:
-    """The lines TEST_DBT_TIMINGS wrote: (wall s, Python CPU s, JVM CPU s, command)."""
+    """The lines TEST_DBT_TIMINGS wrote: (wall s, Python CPU s, JVM CPU s, command); the
+    test each ran in is left out."""
     rows = []
     if not path.exists():  # a suite that drives no dbt command
         return rows
     for line in path.read_text().splitlines():
-        wall, python, jvm, command = line.split("\t", 3)
+        # an older checkout's lines have no test field (wall, Python, JVM, command)
+        wall, python, jvm, *_test, command = line.split("\t")
         rows.append((float(wall), float(python), float(jvm), command))
     return rows
 

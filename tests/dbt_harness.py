@@ -46,7 +46,7 @@ def _children_cpu() -> float:
 def _timed(args: tuple[str, ...], invoke: Any, argv: list[str]) -> dbtRunnerResult:
     """invoke(argv); with TEST_DBT_TIMINGS set, one line per dbt command appended to
     that file: wall seconds, CPU seconds of this process (dbt's Python: parsing,
-    Jinja, the adapter), CPU seconds of the JVM it drives, the command. It shows how
+    Jinja, the adapter), CPU seconds of the JVM it drives, the test, the command. It shows how
     the suite's time splits between dbt's Python and Spark; never set in `make test`."""
     log = os.environ.get("TEST_DBT_TIMINGS")
     if not log:
@@ -57,7 +57,8 @@ def _timed(args: tuple[str, ...], invoke: Any, argv: list[str]) -> dbtRunnerResu
     finally:
         spent = (time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - jvm)
         with open(log, "a") as out:
-            out.write("\t".join(f"{s:.2f}" for s in spent) + f"\t{' '.join(args)[:200]}\n")
+            test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+            out.write("\t".join(f"{s:.2f}" for s in spent) + f"\t{test}\t{' '.join(args)[:200]}\n")
 
 
 @dataclass
