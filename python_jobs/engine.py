@@ -431,11 +431,7 @@ def up(timeout: float = 240) -> dict:
                 use_token()
                 _finish_parse(parse, deadline, folder / "parse.log")
                 parse = None
-                print(
-                    f"engine up: dbt --target warm (thrift {HOST}:{port}, for clients with the "
-                    f"token in {_token_file()}); jobs run in it while it is up. "
-                    f"`export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
-                )
+                print(_ready_message(port, log))
                 return state
             if process.poll() is not None:
                 raise ProjectError(f"the engine exited with {process.returncode}:\n{_tail(log)}")
@@ -446,6 +442,21 @@ def up(timeout: float = 240) -> dict:
         if parse is not None and parse.poll() is None:  # the engine failed: its parse goes too
             parse.kill()
             parse.wait()
+
+
+def _ready_message(port: int, log: Path) -> str:
+    """`up`'s last line: how dbt reaches the engine, or, when the project's profile has
+    no `warm` output, that only the jobs use it (the note before it says what to add)."""
+    if _no_warm_output() is not None:
+        return (
+            f"engine up (thrift {HOST}:{port}): jobs run in it while it is up; dbt keeps to "
+            f"its own targets until the profile has a `warm` output. Log: {log}"
+        )
+    return (
+        f"engine up: dbt --target warm (thrift {HOST}:{port}, for clients with the "
+        f"token in {_token_file()}); jobs run in it while it is up. "
+        f"`export DBT_TARGET=warm` for plain dbt commands. Log: {log}"
+    )
 
 
 def _start_parse(folder: Path) -> subprocess.Popen | None:

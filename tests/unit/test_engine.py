@@ -207,3 +207,30 @@ def test_up_says_when_the_profile_has_no_warm_output_and_parses_nothing(
         monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(folder))
         monkeypatch.setenv("DBT_PROFILES_DIR", str(folder))
         assert engine._no_warm_output() is None, folder
+
+
+def test_up_tells_dbt_to_use_the_engine_only_when_the_profile_has_a_warm_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`up`'s last line named `dbt --target warm` and `export DBT_TARGET=warm` to a
+    project whose profile has no `warm` output, right after the note saying dbt cannot
+    use the engine: a command that could only fail. There it says the jobs run in the
+    engine and dbt stays on its own targets."""
+    project = tmp_path / "crm"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: crm\nprofile: crm\n")
+    (project / "profiles.yml").write_text(
+        "crm:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
+    )
+    log = tmp_path / "engine.log"
+    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(project))
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(project))
+    without = engine._ready_message(10009, log)
+    assert "--target warm" not in without and "DBT_TARGET" not in without
+    assert "jobs run in it while it is up" in without and "has a `warm` output" in without
+    assert str(log) in without
+    monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(ROOT))
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(ROOT))
+    with_warm = engine._ready_message(10009, log)
+    assert with_warm.startswith("engine up: dbt --target warm (thrift 127.0.0.1:10009")
+    assert "`export DBT_TARGET=warm`" in with_warm and str(log) in with_warm
