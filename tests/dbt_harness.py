@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,14 @@ def _timed(args: tuple[str, ...], invoke: Any, argv: list[str]) -> dbtRunnerResu
         with open(log, "a") as out:
             test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
             out.write("\t".join(f"{s:.2f}" for s in spent) + f"\t{test}\t{' '.join(args)[:200]}\n")
+
+
+def free_port() -> int:
+    """A loopback port no one listens on now: an engine a test starts never takes the
+    user's (LAKEHOUSE_ENGINE_PORT)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @dataclass

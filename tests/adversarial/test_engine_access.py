@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -27,23 +26,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.dbt_harness import ROOT
+from tests.dbt_harness import ROOT, free_port
 
 pytestmark = pytest.mark.functional
 
 KEK_SQL = "select java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     lakehouse = tmp_path_factory.mktemp("engine-access") / "lakehouse"
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "LAKEHOUSE_DIR": str(lakehouse),

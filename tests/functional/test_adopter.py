@@ -16,25 +16,18 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.dbt_harness import ROOT
+from tests.dbt_harness import ROOT, free_port
 
 pytestmark = pytest.mark.functional
 
 FIXTURE = ROOT / "tests" / "adopter"
 ERASED = "C0002"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _adopter(work: Path) -> tuple[Path, dict[str, str]]:
@@ -146,7 +139,7 @@ def test_the_adopter_runs_on_the_warm_engine_through_its_own_warm_output(
     own (while the engine holds the embedded metastore, one could not)."""
     work = tmp_path_factory.mktemp("adopter-warm")
     project, env = _adopter(work)
-    env["LAKEHOUSE_ENGINE_PORT"] = str(_free_port())
+    env["LAKEHOUSE_ENGINE_PORT"] = str(free_port())
     bin_dir = Path(sys.executable).parent
 
     def run(*argv: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dbt_harness import ROOT
+from tests.dbt_harness import ROOT, free_port
 
 pytestmark = pytest.mark.functional
 
@@ -148,11 +148,7 @@ def test_the_warm_bench_runs_every_command_through_the_engine(tmp_path: Path) ->
     warm target builds, erases and restores through its Thrift server, audit_stream runs
     through its socket, and the engine stops. (The embedded side of the bench is the
     embedded session every other functional suite runs.) Figures are not judged here."""
-    import socket
-
-    with socket.socket() as probe:  # a free loopback port: never the user's engine
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     out = tmp_path / "warm.json"
     env = {
         **os.environ,

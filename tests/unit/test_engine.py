@@ -183,6 +183,17 @@ def test_up_parses_only_a_dbt_project_and_says_when_the_parse_failed(
     assert capsys.readouterr().out == ""
 
 
+def _project_without_warm_output(tmp_path: Path) -> Path:
+    """A dbt project whose profile has a `local` output only, as an adopter's had."""
+    project = tmp_path / "crm"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: crm\nprofile: crm\n")
+    (project / "profiles.yml").write_text(
+        "crm:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
+    )
+    return project
+
+
 def test_up_says_when_the_profile_has_no_warm_output_and_parses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -190,12 +201,7 @@ def test_up_says_when_the_profile_has_no_warm_output_and_parses_nothing(
     dbt cannot reach the engine, so `up` parses nothing and says what to add, once,
     instead of a failed parse's note at every start. The project's own profile and the
     adopter's have one."""
-    project = tmp_path / "crm"
-    project.mkdir()
-    (project / "dbt_project.yml").write_text("name: crm\nprofile: crm\n")
-    (project / "profiles.yml").write_text(
-        "crm:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
-    )
+    project = _project_without_warm_output(tmp_path)
     monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(project))
     monkeypatch.setenv("DBT_PROFILES_DIR", str(project))
     assert engine._start_parse(tmp_path) is None
@@ -216,12 +222,7 @@ def test_up_tells_dbt_to_use_the_engine_only_when_the_profile_has_a_warm_output(
     project whose profile has no `warm` output, right after the note saying dbt cannot
     use the engine: a command that could only fail. There it says the jobs run in the
     engine and dbt stays on its own targets."""
-    project = tmp_path / "crm"
-    project.mkdir()
-    (project / "dbt_project.yml").write_text("name: crm\nprofile: crm\n")
-    (project / "profiles.yml").write_text(
-        "crm:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
-    )
+    project = _project_without_warm_output(tmp_path)
     log = tmp_path / "engine.log"
     monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(project))
     monkeypatch.setenv("DBT_PROFILES_DIR", str(project))
