@@ -15,7 +15,8 @@ compiled Spark's hot code, which a new JVM pays again (200 patients: the three
 steps as three processes 190 s, in one 170 s, `bench/first_run.py`;
 docs/operations.md). While the warm engine is up, dbt uses `--target warm` and the
 audit goes to the engine, as typed.
-A failed build stops before the audit, with dbt's exit status.
+A failed build stops before the audit, with dbt's exit status. dbt's output folders are
+its owner's only, as for a `dbt` command (python_jobs.kek_hook).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import os
 import sys
 
+from python_jobs.kek_hook import private_dbt_output
 from python_jobs.project import package_root, prog, run_job
 
 
@@ -51,9 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     root = str(package_root())
     # the checkout's profiles.yml, as `make run` exports it, unless the caller chose one
     profiles = os.environ.get("DBT_PROFILES_DIR") or root
-    result = dbtRunner().invoke(
-        ["build", "--target", target, "--project-dir", root, "--profiles-dir", profiles]
-    )
+    build = ["build", "--target", target, "--project-dir", root, "--profiles-dir", profiles]
+    private_dbt_output(build)  # as the venv's hook does for a `dbt` process
+    result = dbtRunner().invoke(build)
     if not result.success:
         return 1 if result.exception is None else 2
     if target != "local":  # the warm engine: the audit runs there, as typed

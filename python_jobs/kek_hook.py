@@ -19,6 +19,13 @@ It also names the Spark JVM's class archive (python_jobs.class_archive) to the l
 target's JVM, in LAKEHOUSE_JVM_CLASS_ARCHIVE, which profiles.yml reads: only an
 archive that is a regular file of this user's, that no other user may write, of the
 size recorded when it was made (a JVM dies at start mapping one cut short).
+In a ``dbt`` process it makes dbt's own output its owner's only: the log and the
+artifacts hold what the command was given (``run-operation gdpr_erase --args
+'{subject_ids: [...]}'`` leaves the ids there until a purge redacts them), so the
+process's umask gains 077 (every file and folder dbt makes is mode 600 or 700, as are
+the embedded Spark JVM's) and the log and target folders dbt will use, when they exist
+and are this user's, are narrowed to 700 (an older run's files in them, made under a
+wider umask, are then out of other accounts' reach too).
 Standard library only: it runs before anything else in every process of the venv.
 """
 
@@ -166,7 +173,68 @@ def load_class_archive() -> None:
         return
 
 
+# dbt's options naming its output folders, and their environment variables
+_DBT_FOLDER_FLAGS = {"--log-path": "DBT_LOG_PATH", "--target-path": "DBT_TARGET_PATH"}
+
+
+def _flag(args: list[str], name: str) -> str | None:
+    """The value of ``name`` in dbt's arguments (``--name value`` or ``--name=value``);
+    the last one wins, as with click."""
+    value = None
+    for position, arg in enumerate(args):
+        if arg == name and position + 1 < len(args):
+            value = args[position + 1]
+        elif arg.startswith(name + "="):
+            value = arg[len(name) + 1 :]
+    return value
+
+
+def dbt_output_folders(args: list[str], env: dict[str, str] | os._Environ, cwd: Path) -> list[Path]:
+    """The folders a dbt command given ``args`` writes its log and its artifacts to, found
+    as dbt finds them: ``--log-path`` or $DBT_LOG_PATH (relative to the current folder),
+    else the project's ``logs``; ``--target-path`` or $DBT_TARGET_PATH (relative to the
+    project), else the project's ``target``. The project: ``--project-dir`` or
+    $DBT_PROJECT_DIR, else the nearest folder up from the current one holding a
+    dbt_project.yml, else the current one. (``log-path`` and ``target-path`` set in
+    dbt_project.yml, which dbt deprecates, are not read here: the umask still covers
+    what dbt makes there.)"""
+    project_dir = _flag(args, "--project-dir") or env.get("DBT_PROJECT_DIR")
+    if project_dir:
+        project = cwd / project_dir
+    else:
+        project = next(
+            (folder for folder in (cwd, *cwd.parents) if (folder / "dbt_project.yml").is_file()),
+            cwd,
+        )
+    logs = _flag(args, "--log-path") or env.get("DBT_LOG_PATH")
+    target = _flag(args, "--target-path") or env.get("DBT_TARGET_PATH")
+    return [
+        cwd / logs if logs else project / "logs",
+        project / target if target else project / "target",
+    ]
+
+
+def private_dbt_output(args: list[str]) -> None:
+    """Make this process's new files and folders its owner's only, and narrow the dbt
+    output folders ``args`` name to 700 where they exist and are this user's (another
+    user's folder is theirs to set)."""
+    os.umask(os.umask(0o077) | 0o077)
+    try:
+        folders = dbt_output_folders(args, os.environ, Path.cwd())
+    except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL
+        return
+    for folder in folders:
+        try:
+            facts = folder.stat()
+            if stat.S_ISDIR(facts.st_mode) and facts.st_uid == os.geteuid():
+                folder.chmod(0o700)
+        except (OSError, ValueError):  # not there yet: dbt makes it under the umask
+            continue
+
+
 def load() -> None:
+    if hasattr(os, "geteuid") and Path(sys.argv[0] if sys.argv else "").name == "dbt":
+        private_dbt_output(sys.argv[1:])
     load_engine_token()
     load_class_archive()
     if os.environ.get(ENV):

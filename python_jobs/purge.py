@@ -64,6 +64,7 @@ from python_jobs.project import (
     interval_hours,
     landing_dir,
     manifest,
+    open_private,
     prog,
     run_job,
     whole_days_var,
@@ -471,7 +472,8 @@ def redact_tool_output(folders: list[Path], subjects: list[str]) -> int:
             redacted = pattern.sub(b"[erased]", data)
             if redacted != data:
                 temporary = path.with_name(f".{path.name}.purge-tmp")
-                temporary.write_bytes(redacted)
+                with open_private(temporary) as handle:  # no wider than the file it replaces
+                    handle.write(redacted)
                 os.replace(temporary, path)
                 rewritten += 1
     return rewritten

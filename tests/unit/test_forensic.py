@@ -223,6 +223,8 @@ def test_dbt_output_is_redacted_whole_ids_only(tmp_path: Path) -> None:
     assert (logs / "dbt.log").read_text() == "args {subject_ids: [[erased]]} P00000061 xP0000006\n"
     assert (logs / "dbt.log.1").read_text() == "old: [erased]\n"
     assert (logs / "image.png").read_bytes() == b"P0000006"
+    # a redacted file is written private, whatever the process's umask
+    assert (logs / "dbt.log").stat().st_mode & 0o077 == 0
 
 
 def test_a_declared_relation_with_no_table_is_refused_not_reported_clean(tmp_path: Path) -> None:

@@ -197,3 +197,22 @@ def test_a_process_of_the_venv_gets_the_running_engines_token_only_from_a_privat
         token_file.write_text(token + "\n")
         os.chown(token_file, 65534, 65534)
         assert _token_back(lakehouse, **{variable: None}) == ""
+
+
+def test_the_dbt_output_folders_are_found_as_dbt_finds_them(tmp_path: Path) -> None:
+    from python_jobs.kek_hook import dbt_output_folders
+
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: p\n")
+    # the nearest folder up holding a dbt_project.yml; dbt's defaults under it
+    assert dbt_output_folders([], {}, project / "models") == [
+        project / "logs",
+        project / "target",
+    ]
+    # a relative log path is the current folder's, a relative target path the project's
+    env = {"DBT_LOG_PATH": "l", "DBT_TARGET_PATH": "t", "DBT_PROJECT_DIR": str(project)}
+    assert dbt_output_folders([], env, tmp_path) == [tmp_path / "l", project / "t"]
+    # flags over the environment, in either form; the last one wins
+    args = ["run", "--log-path=a", "--target-path", "b", "--log-path", "c", "--project-dir", "x"]
+    assert dbt_output_folders(args, env, tmp_path) == [tmp_path / "c", tmp_path / "x" / "b"]
