@@ -15,6 +15,25 @@ and client, which ``make setup`` fetched from Maven Central. Nothing listens bey
 source), so the Thrift server runs the same Delta, warehouse and SQL settings as a
 laptop session; only the master and the metastore differ.
 
+Every server admits only a client holding the secret ``up`` makes at each start (256
+random bits; any local process can reach a loopback port, and each of these servers runs
+what a client sends with this user's rights and environment):
+
+- the Thrift server: the token as the password (``hive.server2.authentication=CUSTOM``,
+  jvm/src ``gdpr_lakehouse.engine.TokenAuthenticator``, which holds its SHA-256 alone);
+  dbt's ``thrift`` target sends DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD, which the venv's
+  start-up hook reads from ``cluster/token``;
+- the master, the worker and every application: Spark's shared secret
+  (``spark.authenticate``);
+- the Derby network server: user APP with the token as password (BUILTIN
+  authentication).
+
+The secret is in three files of the cluster folder (mode 700), each mode 600 and removed
+by ``down``: ``token``, ``conf/spark-defaults.conf`` (read by every Spark JVM started with
+``SPARK_CONF_DIR`` set to that folder, which ``env`` prints: the daemons, the Thrift
+server, the jobs) and ``derby/derby.properties``. It is on no command line (``ps`` shows
+the Thrift server only its SHA-256).
+
 State lives in ``$LAKEHOUSE_DIR/cluster``: ``cluster.json`` (ports and process ids),
 one log per process, the Derby system and the worker's scratch space. ``up`` on a
 running cluster says so and changes nothing; ``down`` on a stopped one is a no-op.
@@ -28,9 +47,11 @@ LAKEHOUSE_WORKER_MEMORY (8g).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -40,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_jobs.jars import (
+    OWN,
     cluster_artifacts,
     delta_artifacts,
     derby_client_classpath,
@@ -49,7 +71,7 @@ from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
-from python_jobs.project import ProjectError, prog, state_dir
+from python_jobs.project import ProjectError, open_private, private_folder, prog, state_dir
 
 # Settings of the local target the cluster sets itself (jars by path, not by Ivy), and
 # the local file system of this project's jar (profiles.yml): the cluster's driver and
@@ -107,6 +129,77 @@ def cluster_dir() -> Path:
     return state_dir() / "cluster"
 
 
+# The Thrift server's authenticator (the warm engine's: python_jobs.engine) and the system
+# property it reads the token's SHA-256 from; Derby's user: APP, the schema the metastore's
+# tables were made in before the network server required a password.
+AUTHENTICATOR = "gdpr_lakehouse.engine.TokenAuthenticator"
+DIGEST_PROPERTY = "gdpr_lakehouse.engine.token.sha256"
+DERBY_USER = "APP"
+
+
+def token_file() -> Path:
+    return cluster_dir() / "token"
+
+
+def conf_dir() -> Path:
+    """SPARK_CONF_DIR of every Spark JVM of the cluster: its spark-defaults.conf holds the
+    secret (Spark's, Derby's password), so it is on no command line."""
+    return cluster_dir() / "conf"
+
+
+def _secret_files() -> list[Path]:
+    return [
+        token_file(),
+        conf_dir() / "spark-defaults.conf",
+        cluster_dir() / "derby" / "derby.properties",
+    ]
+
+
+def _write_private(path: Path, text: str) -> None:
+    """`text` in `path`, mode 600, written whole under a scratch name, then renamed."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open_private(scratch, "w") as handle:
+        handle.write(text)
+    os.replace(scratch, path)
+
+
+def _write_secrets() -> str:
+    """A new secret for this start, in the files each server reads it from; the secret."""
+    token = secrets.token_hex(32)
+    _write_private(token_file(), token + "\n")
+    _write_private(
+        conf_dir() / "spark-defaults.conf",
+        "\n".join(
+            [
+                "# written by `python -m python_jobs.cluster up`; removed by `down`",
+                "spark.authenticate true",
+                f"spark.authenticate.secret {token}",
+                f"spark.hadoop.javax.jdo.option.ConnectionUserName {DERBY_USER}",
+                f"spark.hadoop.javax.jdo.option.ConnectionPassword {token}",
+                "",
+            ]
+        ),
+    )
+    _write_private(
+        cluster_dir() / "derby" / "derby.properties",
+        "\n".join(
+            [
+                "# written by `python -m python_jobs.cluster up`; removed by `down`",
+                "derby.connection.requireAuthentication=true",
+                "derby.authentication.provider=BUILTIN",
+                f"derby.user.{DERBY_USER}={token}",
+                "",
+            ]
+        ),
+    )
+    return token
+
+
+def _remove_secrets() -> None:
+    for path in _secret_files():
+        path.unlink(missing_ok=True)
+
+
 def _state_file() -> Path:
     return cluster_dir() / "cluster.json"
 
@@ -126,6 +219,8 @@ def environment(ports: Ports) -> dict[str, str]:
         "LAKEHOUSE_SPARK_MASTER": f"spark://{HOST}:{ports.master}",
         "LAKEHOUSE_METASTORE_URL": metastore_url(ports.derby),
         "LAKEHOUSE_DIR": str(state_dir()),
+        # spark-defaults.conf there: Spark's secret and Derby's password for a job's JVM
+        "SPARK_CONF_DIR": str(conf_dir()),
     }
 
 
@@ -215,10 +310,10 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
     cores, memory = _worker_resources()
     thrift_driver_classpath()  # the jars `make setup` fetches: a clear error before anything starts
     home = _spark_home()
-    root = cluster_dir()
-    (root / "derby").mkdir(parents=True, exist_ok=True)
-    (root / "work").mkdir(exist_ok=True)
-    (root / "conf").mkdir(exist_ok=True)
+    root = private_folder(cluster_dir())
+    private_folder(root / "derby")
+    private_folder(root / "work")
+    private_folder(conf_dir())
     settings = _thrift_settings(ports)
     env = {
         **os.environ,
@@ -227,13 +322,14 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
         "SPARK_NO_DAEMONIZE": "1",
         "PYSPARK_PYTHON": sys.executable,
         "SPARK_LOG_DIR": str(root),
-        # an empty conf folder of our own: no spark-defaults from elsewhere, and Spark's
-        # default logging (INFO) for the daemons, whose registration we wait for
-        "SPARK_CONF_DIR": str(root / "conf"),
+        # a conf folder of our own: no spark-defaults from elsewhere, only the secret's,
+        # and Spark's default logging (INFO) for the daemons, whose registration we wait for
+        "SPARK_CONF_DIR": str(conf_dir()),
     }
     state = {"ports": ports.__dict__, "pids": {}, "started_at": time.time()}
     try:
-        _start_all(state, ports, env, settings, cores, memory, timeout)
+        token = _write_secrets()
+        _start_all(state, ports, env, settings, cores, memory, timeout, token)
     except BaseException:
         down()  # stop what did start: no half cluster is left behind
         raise
@@ -248,6 +344,7 @@ def _start_all(
     cores: str,
     memory: str,
     timeout: float,
+    token: str,
 ) -> None:
     home = _spark_home()
     root = cluster_dir()
@@ -342,18 +439,23 @@ def _start_all(
     for key, value in sorted(settings.items()):
         if key not in NOT_FORWARDED:
             command += ["--conf", f"{key}={value}"]
-    command += [
-        "--hiveconf",
-        f"hive.server2.thrift.bind.host={HOST}",
-        "--hiveconf",
-        f"hive.server2.thrift.port={ports.thrift}",
-        "spark-internal",
-    ]
+    # --hiveconf values become system properties, where Hive's authenticator looks: the
+    # token's SHA-256 alone (a command line is any local user's to read)
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    for key, value in (
+        ("hive.server2.thrift.bind.host", HOST),
+        ("hive.server2.thrift.port", str(ports.thrift)),
+        ("hive.server2.authentication", "CUSTOM"),
+        ("hive.server2.custom.authentication.class", AUTHENTICATOR),
+        (DIGEST_PROPERTY, digest),
+    ):
+        command += ["--hiveconf", f"{key}={value}"]
+    command.append("spark-internal")
     pid = _start("thrift", command, env)
     state["pids"]["thrift"] = pid
     _write_state(state)
     _wait_for("thrift", ports.thrift, pid, timeout)
-    _first_query(ports.thrift)
+    _first_query(ports.thrift, token)
     print(
         f"cluster up: master {master}, thrift {HOST}:{ports.thrift}, metastore "
         f"{metastore_url(ports.derby)}; logs in {root}"
@@ -364,10 +466,12 @@ def thrift_driver_classpath() -> str:
     """The Thrift server's driver class path beyond Spark's jars: Delta's jars by path
     (its statement threads do not see --packages: ClassNotFoundException
     org.apache.spark.sql.delta.DeltaTableUtils$), Hive's hive-llap-common (CloseSession
-    can need it) and Derby's network client (the metastore)."""
+    can need it), Derby's network client (the metastore) and this project's jar (the
+    token authenticator)."""
     return os.pathsep.join(
         [
             *(str(a.jar) for a in delta_artifacts()),
+            str(OWN.jar),
             *thrift_server_classpath(),
             derby_client_classpath(),
         ]
@@ -390,11 +494,13 @@ def _wait_for_worker(master_port: int, pid: int, timeout: float) -> None:
     )
 
 
-def _first_query(port: int) -> None:
+def _first_query(port: int, token: str) -> None:
     """Create the metastore's schema once, before two clients could race to."""
     from pyhive import hive
 
-    connection = hive.connect(host=HOST, port=port, username="cluster-up")
+    connection = hive.connect(
+        host=HOST, port=port, username="cluster-up", auth="CUSTOM", password=token
+    )
     try:
         cursor = connection.cursor()
         cursor.execute("show databases")
@@ -407,6 +513,7 @@ def down(*, timeout: float = 60) -> bool:
     """Stop every process of the cluster (Thrift server first, Derby last)."""
     state = _read_state()
     if state is None:
+        _remove_secrets()  # an `up` that stopped before it recorded a process
         print("cluster not running")
         return False
     for name in ("thrift", "worker", "master", "derby"):
@@ -423,6 +530,7 @@ def down(*, timeout: float = 60) -> bool:
         if _alive(pid) and not _zombie(pid):
             os.killpg(pid, signal.SIGKILL)
     _state_file().unlink(missing_ok=True)
+    _remove_secrets()
     print("cluster down")
     return True
 

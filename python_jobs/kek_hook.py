@@ -14,7 +14,10 @@ The warm engine (``make up``) admits a Thrift client only with the token it wrot
 ``<lakehouse>/engine/token`` (mode 600) when it started; dbt's ``warm`` target sends
 DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN (dbt scrubs such variables from its logs). That
 file, under the same checks as the key file, is read here whenever it is present: it
-is the live engine's, so it wins over an older value the environment inherited.
+is the live engine's, so it wins over an older value the environment inherited. The
+loopback cluster's Thrift server (``python -m python_jobs.cluster up``) likewise admits
+only the token in ``<lakehouse>/cluster/token``: read the same way into
+DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD, which dbt's ``thrift`` target sends.
 It also names the Spark JVM's class archive (python_jobs.class_archive) to the local
 target's JVM, in LAKEHOUSE_JVM_CLASS_ARCHIVE, which profiles.yml reads: only an
 archive that is a regular file of this user's, that no other user may write, of the
@@ -39,6 +42,7 @@ from pathlib import Path
 
 ENV = "LAKEHOUSE_KEK"
 TOKEN_ENV = "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"
+CLUSTER_TOKEN_ENV = "DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD"
 FILE_ENV = "LAKEHOUSE_KEK_FILE"
 _KEY = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -112,13 +116,18 @@ def engine_token_file() -> Path:
     return lakehouse_folder(default_project_root()) / "engine" / "token"
 
 
+def cluster_token_file() -> Path:
+    return lakehouse_folder(default_project_root()) / "cluster" / "token"
+
+
 def load_engine_token() -> None:
-    try:
-        token = read_key(engine_token_file())
-    except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL
-        return
-    if token is not None:
-        os.environ[TOKEN_ENV] = token
+    for path, name in ((engine_token_file, TOKEN_ENV), (cluster_token_file, CLUSTER_TOKEN_ENV)):
+        try:
+            token = read_key(path())
+        except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL
+            continue
+        if token is not None:
+            os.environ[name] = token
 
 
 # The Spark JVM's class archive (python_jobs.class_archive): LAKEHOUSE_CLASS_ARCHIVE

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from pathlib import Path
 
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
@@ -76,13 +78,33 @@ SECRET_MADE_BY_SPARK = ("local", "yarn", "k8s://")
 SECRET_SETTINGS = ("spark.authenticate.secret", "spark.authenticate.secret.file")
 
 
+def _secret_in_spark_defaults() -> bool:
+    """True when $SPARK_CONF_DIR/spark-defaults.conf, which spark-submit loads into every
+    JVM it starts, sets Spark's secret (the loopback cluster's: python_jobs.cluster). Only
+    whether it does: the secret stays in that file, out of these settings and their
+    printout."""
+    folder = os.environ.get("SPARK_CONF_DIR")
+    if not folder:
+        return False
+    try:
+        lines = (Path(folder) / "spark-defaults.conf").read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(re.match(r"\s*spark\.authenticate\.secret[\s=:]", line) for line in lines)
+
+
 def _authentication_where_spark_makes_the_secret(settings: dict[str, str]) -> None:
     """The local target authenticates Spark's own ports (profiles.yml): a session an
     adopter's target lays on a standalone master, with no secret of its own, keeps
-    Spark's default rather than failing to start."""
-    made_by_spark = settings.get("spark.master", "local").startswith(SECRET_MADE_BY_SPARK)
+    Spark's default rather than failing to start. On a standalone master whose secret
+    spark-defaults.conf holds (the loopback cluster's), it authenticates: the master
+    refuses an application that does not."""
+    master = settings.get("spark.master", "local")
+    made_by_spark = master.startswith(SECRET_MADE_BY_SPARK)
     configured = any(key in settings for key in SECRET_SETTINGS)
-    if settings.get("spark.authenticate") == "true" and not (made_by_spark or configured):
+    if not made_by_spark and _secret_in_spark_defaults():
+        settings["spark.authenticate"] = "true"
+    elif settings.get("spark.authenticate") == "true" and not (made_by_spark or configured):
         settings["spark.authenticate"] = "false"
 
 

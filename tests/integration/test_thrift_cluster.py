@@ -6,7 +6,9 @@ server (`--target thrift`) and the Python jobs run as applications of the same
 master on the same metastore, while the Thrift server holds it. Every step is a
 subprocess with the commands of the README; the cluster is stopped whatever happens.
 
-Marked `cluster`: `pytest -m "not cluster"` skips it locally; `make test` and CI run it.
+Marked `cluster`: `pytest -m "not cluster"` skips it locally. `make test` runs the
+refusals of bad settings and of clients without the cluster's secret; `make test-slow`
+the end-to-end run and `down`.
 """
 
 from __future__ import annotations
@@ -102,11 +104,21 @@ class Cluster:
         """`dbt run-operation <macro> --target thrift --args <args>`; its output."""
         return self.dbt("run-operation", macro, "--target", "thrift", "--args", args).stdout
 
+    def token(self) -> str:
+        """The cluster's secret, from the file `up` wrote for this user."""
+        return (self.state / "cluster" / "token").read_text().strip()
+
     def sql(self, statement: str) -> list[dict]:
         """Rows as {column: value}, through the Thrift server (PyHive, as dbt-spark)."""
         from pyhive import hive
 
-        connection = hive.connect(host="127.0.0.1", port=self.thrift_port, username="test")
+        connection = hive.connect(
+            host="127.0.0.1",
+            port=self.thrift_port,
+            username="test",
+            auth="CUSTOM",
+            password=self.token(),
+        )
         try:
             cursor = connection.cursor()
             cursor.execute(statement)
@@ -257,6 +269,100 @@ def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -
     assert "Poll status" in log and "sleeping" not in log
 
 
+DERBY_PROBE = """
+import java.sql.*;
+public class DerbyProbe {
+  public static void main(String[] args) {
+    try (Connection c = args.length > 1
+        ? DriverManager.getConnection(args[0], args[1], args[2])
+        : DriverManager.getConnection(args[0])) {
+      ResultSet r = c.createStatement().executeQuery("select count(*) from sys.systables");
+      r.next();
+      System.out.println("OPEN " + r.getInt(1));
+    } catch (SQLException e) {
+      System.out.println("REFUSED " + e.getSQLState() + " " + e.getMessage());
+    }
+  }
+}
+"""
+
+
+def _derby(cluster: Cluster, tmp_path: Path, *credentials: str) -> str:
+    """A Derby network client's answer to a connection to the cluster's metastore."""
+    from python_jobs.jars import derby_client_classpath
+
+    source = tmp_path / "DerbyProbe.java"
+    source.write_text(DERBY_PROBE)
+    java = Path(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else "java"
+    url = cluster.env["LAKEHOUSE_METASTORE_URL"].replace(";create=true", "")
+    done = subprocess.run(
+        [str(java), "-cp", derby_client_classpath(), str(source), url, *credentials],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.stdout.strip() or done.stderr[-2000:]
+
+
+def _cluster_processes(cluster: Cluster) -> list[int]:
+    """The cluster's processes and their children (spark-class runs java under bash)."""
+    state = json.loads((cluster.state / "cluster" / "cluster.json").read_text())
+    roots = set(state["pids"].values())
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            session = os.getsid(int(entry.name))
+        except OSError:
+            continue
+        if session in roots:  # each was started in a session of its own
+            found.add(int(entry.name))
+    return sorted(found)
+
+
+def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Attack: another local account reaches the loopback ports: the Thrift server (SQL as
+    this user, with `java_method` at hand), the master (an application is code it runs as
+    this user), the Derby metastore (table locations). Guarantee: each refuses a client
+    without the secret `up` made, and the secret is on no command line."""
+    from pyhive import hive
+    from thrift.transport.TTransport import TTransportException
+
+    from tests.adversarial.test_spark_ports import _unauthenticated_rpc
+
+    token = cluster.token()
+    folder = cluster.state / "cluster"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    for name in ("token", "conf/spark-defaults.conf", "derby/derby.properties"):
+        assert (folder / name).stat().st_mode & 0o777 == 0o600, name
+    # Thrift: no password, a wrong one; the token opens it (Cluster.sql)
+    for kwargs in ({}, {"auth": "CUSTOM", "password": "not-the-token"}):
+        with pytest.raises(TTransportException):
+            hive.connect(host="127.0.0.1", port=cluster.thrift_port, username="mallory", **kwargs)
+    assert cluster.value("select 1") == 1
+    # the master asks for authentication before it reads a request
+    failure = _unauthenticated_rpc(int(cluster.env["SPARK_MASTER_PORT"]))
+    assert "Expected SaslMessage" in failure, failure[:400]
+    # Derby: no user, APP with a wrong password; the token opens it
+    assert _derby(cluster, tmp_path).startswith("REFUSED 08004"), _derby(cluster, tmp_path)
+    wrong = _derby(cluster, tmp_path, "APP", "not-the-token")
+    assert wrong.startswith("REFUSED 08004"), wrong
+    opened = _derby(cluster, tmp_path, "APP", token)
+    assert opened.startswith("OPEN "), opened
+    # on no command line (any local user reads them): the Thrift server has its digest
+    processes = _cluster_processes(cluster)
+    assert len(processes) >= 4, processes
+    for pid in processes:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        assert token.encode() not in command, pid
+
+
 def test_down_stops_every_process(cluster: Cluster) -> None:
     """On the module's cluster, after the run above (one cluster start for both: each
     start costs a Derby server, a master, a worker and a Thrift server)."""
@@ -272,6 +378,9 @@ def test_down_stops_every_process(cluster: Cluster) -> None:
             assert probe.connect_ex(("127.0.0.1", port)) != 0
     gone = running.python("python_jobs.cluster", "status", check=False)
     assert gone.returncode == 1 and "not running" in gone.stdout
+    # the secret went with it
+    for name in ("token", "conf/spark-defaults.conf", "derby/derby.properties"):
+        assert not (running.state / "cluster" / name).exists(), name
 
 
 @pytest.mark.parametrize(

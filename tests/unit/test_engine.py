@@ -122,6 +122,19 @@ def test_the_warm_target_reaches_the_engines_port(monkeypatch: pytest.MonkeyPatc
     assert settings["spark.hadoop.hive.server2.custom.authentication.class"] == engine.AUTHENTICATOR
 
 
+def test_the_thrift_target_sends_the_clusters_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loopback cluster's Thrift server admits only its token (python_jobs.cluster;
+    tests/integration/test_thrift_cluster.py); a server without authentication takes any
+    password but an empty one: without the variable, the target sends "x"."""
+    from python_jobs import project
+
+    monkeypatch.setenv("DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD", "3c" * 32)
+    thrift = project.profile_target("thrift")
+    assert (thrift["auth"], thrift["password"]) == ("CUSTOM", "3c" * 32)
+    monkeypatch.delenv("DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD")
+    assert project.profile_target("thrift")["password"] == "x"
+
+
 _PROBE = """
 public class Probe {
     public static void main(String[] args) throws Exception {

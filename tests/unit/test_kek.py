@@ -155,14 +155,11 @@ def test_a_key_file_another_user_owns_is_not_used_and_init_says_why(tmp_path: Pa
     assert _init(path).returncode == 0
 
 
-TOKEN_BACK = "import os; print(os.environ.get('DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN', ''))"
-
-
-def _token_back(lakehouse: Path, **changes: str | None) -> str:
-    """A new process of the venv with LAKEHOUSE_DIR at ``lakehouse``: the warm engine's
-    token its start-up hook gave it ('' for none)."""
+def _token_back(lakehouse: Path, variable: str, **changes: str | None) -> str:
+    """A new process of the venv with LAKEHOUSE_DIR at ``lakehouse``: the token its
+    start-up hook gave it in ``variable`` ('' for none)."""
     done = subprocess.run(
-        [sys.executable, "-c", TOKEN_BACK],
+        [sys.executable, "-c", f"import os; print(os.environ.get({variable!r}, ''))"],
         cwd=lakehouse.parent,
         env=_environment(LAKEHOUSE_DIR=str(lakehouse), **changes),
         capture_output=True,
@@ -172,31 +169,38 @@ def _token_back(lakehouse: Path, **changes: str | None) -> str:
     return done.stdout.strip()
 
 
-def test_a_process_of_the_venv_gets_the_running_engines_token_only_from_a_private_file(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("server", "variable"),
+    [
+        ("engine", "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"),
+        ("cluster", "DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD"),
+    ],
+)
+def test_a_process_of_the_venv_gets_a_running_servers_token_only_from_a_private_file(
+    tmp_path: Path, server: str, variable: str
 ) -> None:
-    """dbt's `warm` target sends DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN; the hook reads it
-    from <lakehouse>/engine/token, the file `make up` writes, under the key file's checks.
-    The live engine's file wins over a value the environment inherited."""
+    """dbt's `warm` target sends DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN, its `thrift` target
+    DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD; the hook reads them from <lakehouse>/engine/token
+    (`make up`) and <lakehouse>/cluster/token (`make cluster-up`), under the key file's
+    checks. The live server's file wins over a value the environment inherited."""
     lakehouse = tmp_path / "lakehouse"
-    token_file = lakehouse / "engine" / "token"
-    variable = "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"
-    assert _token_back(lakehouse, **{variable: None}) == ""  # no engine: nothing
+    token_file = lakehouse / server / "token"
+    assert _token_back(lakehouse, variable, **{variable: None}) == ""  # no server: nothing
     token_file.parent.mkdir(parents=True)
     token = "5e" * 32
     token_file.write_text(token + "\n")
     token_file.chmod(0o600)
-    assert _token_back(lakehouse, **{variable: None}) == token
-    assert _token_back(lakehouse, **{variable: "0" * 64}) == token  # an older engine's
+    assert _token_back(lakehouse, variable, **{variable: None}) == token
+    assert _token_back(lakehouse, variable, **{variable: "0" * 64}) == token  # an older one's
     token_file.chmod(0o640)  # others may read it: it is no secret any more
-    assert _token_back(lakehouse, **{variable: None}) == ""
+    assert _token_back(lakehouse, variable, **{variable: None}) == ""
     token_file.chmod(0o600)
     token_file.write_text("not a token\n")
-    assert _token_back(lakehouse, **{variable: None}) == ""
+    assert _token_back(lakehouse, variable, **{variable: None}) == ""
     if os.geteuid() == 0:  # planted by another user: not ours to send
         token_file.write_text(token + "\n")
         os.chown(token_file, 65534, 65534)
-        assert _token_back(lakehouse, **{variable: None}) == ""
+        assert _token_back(lakehouse, variable, **{variable: None}) == ""
 
 
 def test_the_dbt_output_folders_are_found_as_dbt_finds_them(tmp_path: Path) -> None:

@@ -8,12 +8,13 @@ import javax.security.sasl.AuthenticationException;
 import org.apache.hive.service.auth.PasswdAuthenticationProvider;
 
 /**
- * The warm engine's Thrift server admits a client only when its password is the engine's
- * token ({@code hive.server2.authentication=CUSTOM}, this class as {@code
- * hive.server2.custom.authentication.class}). The engine (python_jobs/engine.py) makes a
- * new random token at every start, writes it to a file only its user can read, and gives
- * this JVM its SHA-256 alone, in the system property {@link #DIGEST_PROPERTY}: the token
- * itself is never in the JVM, its settings or its log. The user name is not checked (it
+ * The warm engine's Thrift server, and the loopback cluster's, admit a client only when its
+ * password is the server's token ({@code hive.server2.authentication=CUSTOM}, this class as
+ * {@code hive.server2.custom.authentication.class}). The engine (python_jobs/engine.py) and
+ * {@code cluster up} (python_jobs/cluster.py) make a new random token at every start, write
+ * it to a file only their user can read, and give this JVM its SHA-256 alone, in the system
+ * property {@link #DIGEST_PROPERTY}: the token itself is never in the JVM, its settings or
+ * its log. The user name is not checked (it
  * is who the commits name, not a credential).
  *
  * <p>Fail closed: no digest, or one that is not 64 hex characters, refuses everyone.
@@ -28,8 +29,9 @@ public final class TokenAuthenticator implements PasswdAuthenticationProvider {
     byte[] given = sha256(password == null ? "" : password);
     if (!MessageDigest.isEqual(expected, given)) {
       throw new AuthenticationException(
-          "the warm engine refused the connection: the password is not its token (the file "
-              + "engine/token in the lakehouse folder of the user who ran `make up`)");
+          "refused: the password is not this server's token (in the lakehouse folder of the "
+              + "user who started it: engine/token for `make up`, cluster/token for `make "
+              + "cluster-up`)");
     }
   }
 
@@ -37,7 +39,7 @@ public final class TokenAuthenticator implements PasswdAuthenticationProvider {
     String digest = System.getProperty(DIGEST_PROPERTY, "");
     if (!digest.matches("[0-9a-f]{64}")) {
       throw new AuthenticationException(
-          "the warm engine has no token digest (" + DIGEST_PROPERTY + "): refusing every client");
+          "this server has no token digest (" + DIGEST_PROPERTY + "): refusing every client");
     }
     return HexFormat.of().parseHex(digest);
   }
