@@ -168,7 +168,9 @@ def jars_by_path(settings: dict[str, str]) -> dict[str, str]:
 
 
 def build_session(settings: dict[str, str]) -> SparkSession:
-    """A new session (and JVM) from these settings, once Delta's jars are present."""
+    """A new session (and JVM) from these settings, once Delta's jars are present. The
+    process's umask gains 077 first: what the JVM and this process write from here on is
+    their owner's only."""
     require_delta_jars()
     # a new lakehouse folder is its owner's only: the metastore makes each schema's
     # folder with its parent's mode (Hive inherits permissions); Spark's files are 600
@@ -176,6 +178,10 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     settings = jars_by_path(settings)
     # Python on a cluster's executors: the same interpreter as this driver.
     settings.setdefault("spark.pyspark.python", sys.executable)
+    # The JVM inherits this process's umask: Spark makes its scratch folders (shuffle and
+    # spill files, under /tmp by default) with it, 755 under a shell's usual 022, and their
+    # rows are what the job read. This user's only, as dbt's (python_jobs.kek_hook).
+    os.umask(os.umask(0o077) | 0o077)
     builder = SparkSession.builder
     if settings.get("spark.sql.catalogImplementation") == "hive":
         builder = builder.enableHiveSupport()

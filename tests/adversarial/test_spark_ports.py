@@ -55,3 +55,25 @@ def test_spark_s_own_ports_refuse_a_client_without_the_secret(spark: SparkSessio
     for name, port in ports.items():
         failure = _unauthenticated_rpc(port)
         assert "Expected SaslMessage" in failure, f"{name} port {port}: {failure[:400]}"
+
+
+def test_spark_s_scratch_folders_are_this_users_only(spark: SparkSession) -> None:
+    """Attack: another local account reads what a Spark JVM of the project writes beside
+    its tables while it works: shuffle and spill files in its block manager's folders
+    (under /tmp by default), whose rows are what the job read (the subject access job's
+    are decrypted). Spark makes those folders with the process's umask (755 under a
+    shell's usual 022). Guarantee: a session of the project (python_jobs.spark.
+    build_session: every job, the warm engine, this suite) starts its JVM with umask 077,
+    so they are 700."""
+    import os
+    from pathlib import Path
+
+    disk = spark._jsc.sc().env().blockManager().diskBlockManager()
+    folders = [Path(folder.getPath()) for folder in disk.localDirs()]
+    assert folders
+    for folder in folders:
+        assert folder.stat().st_mode & 0o777 == 0o700, f"{folder}: {oct(folder.stat().st_mode)}"
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    status = Path(f"/proc/{pid}/status").read_text()
+    assert "Umask:\t0077" in status, [line for line in status.splitlines() if "mask" in line]
+    assert os.getpid() != pid
