@@ -310,6 +310,9 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
     cores, memory = _worker_resources()
     thrift_driver_classpath()  # the jars `make setup` fetches: a clear error before anything starts
     home = _spark_home()
+    # every process of the cluster inherits it: Spark's scratch folders (an executor's
+    # shuffle and spill files, under /tmp) and the logs are this user's only
+    os.umask(os.umask(0o077) | 0o077)
     root = private_folder(cluster_dir())
     private_folder(root / "derby")
     private_folder(root / "work")

@@ -352,15 +352,20 @@ def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
     assert wrong.startswith("REFUSED 08004"), wrong
     opened = _derby(cluster, tmp_path, "APP", token)
     assert opened.startswith("OPEN "), opened
-    # on no command line (any local user reads them): the Thrift server has its digest
+    # on no command line (any local user reads them): the Thrift server has its digest;
+    # every process writes its files (an executor's shuffle and spill files) under umask 077
     processes = _cluster_processes(cluster)
     assert len(processes) >= 4, processes
     for pid in processes:
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
             continue
+        if not command:  # a zombie (spark-class's bash after its exec'd child)
+            continue
         assert token.encode() not in command, pid
+        assert "Umask:\t0077" in status, (pid, command[:200])
 
 
 def test_down_stops_every_process(cluster: Cluster) -> None:
