@@ -57,7 +57,8 @@ SHARED = ("tests/functional", "tests/adversarial")
 # lakehouse of its own as a user would, and together they were ~35 of the ~180 CPU
 # minutes of a CI run that no longer fit in 90 (fresh-clone CI of d1e0c03: lane 1 at
 # 89% after 90 min). The loopback cluster's end to end run (its refusals of bad
-# settings start nothing and stay), the erasure-at-scale and ingestion benchmarks'
+# settings start nothing and stay, as does one start to ask its servers for the
+# secret), the erasure-at-scale and ingestion benchmarks'
 # smoke runs, the warm engine's end to end run. And the adopter's lifecycle (a second
 # dbt project installing the package, its own JVM and lakehouse: 870 s of setup in the
 # fresh-clone CI of 6d0202a, whose wall time was 88 min of the 90): the plain-Jinja
