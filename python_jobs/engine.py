@@ -78,7 +78,13 @@ WARM_JOBS: dict[str, Callable[[list[str]], bool]] = {
     "python_jobs.report": lambda argv: True,
 }
 # dbt's console command (`python -m dbt.cli.main` warns that the module is imported twice)
-DBT_MAIN = "import sys; from dbt.cli.main import cli; sys.argv[0] = 'dbt'; sys.exit(cli())"
+# `dbt` as the venv's script runs it, its output private as the start-up hook makes a
+# dbt process's (python_jobs.kek_hook), whose check of the script's name `-c` misses
+DBT_MAIN = (
+    "import sys; from python_jobs.kek_hook import private_dbt_output; "
+    "private_dbt_output(sys.argv[1:]); from dbt.cli.main import cli; sys.argv[0] = 'dbt'; "
+    "sys.exit(cli())"
+)
 # The caller's environment a job sees in the engine (who acts, which dbt output).
 FORWARDED_ENV = (
     "LAKEHOUSE_ACTOR",
