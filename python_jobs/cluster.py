@@ -67,6 +67,7 @@ from python_jobs.jars import (
     derby_client_classpath,
     thrift_server_classpath,
 )
+from python_jobs.kek_hook import private_umask
 from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
@@ -312,7 +313,7 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
     home = _spark_home()
     # every process of the cluster inherits it: Spark's scratch folders (an executor's
     # shuffle and spill files, under /tmp) and the logs are this user's only
-    os.umask(os.umask(0o077) | 0o077)
+    private_umask()
     root = private_folder(cluster_dir())
     private_folder(root / "derby")
     private_folder(root / "work")

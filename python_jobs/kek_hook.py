@@ -182,8 +182,10 @@ def load_class_archive() -> None:
         return
 
 
-# dbt's options naming its output folders, and their environment variables
-_DBT_FOLDER_FLAGS = {"--log-path": "DBT_LOG_PATH", "--target-path": "DBT_TARGET_PATH"}
+def private_umask() -> None:
+    """This process's umask gains 077: every file and folder it makes from here on, and
+    every child process's (a Spark JVM's scratch files), is its owner's only."""
+    os.umask(os.umask(0o077) | 0o077)
 
 
 def _flag(args: list[str], name: str) -> str | None:
@@ -227,7 +229,7 @@ def private_dbt_output(args: list[str]) -> None:
     """Make this process's new files and folders its owner's only, and narrow the dbt
     output folders ``args`` name to 700 where they exist and are this user's (another
     user's folder is theirs to set)."""
-    os.umask(os.umask(0o077) | 0o077)
+    private_umask()
     try:
         folders = dbt_output_folders(args, os.environ, Path.cwd())
     except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL

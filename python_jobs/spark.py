@@ -33,6 +33,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from python_jobs.jars import OWN, delta_artifacts, derby_client_classpath, require_delta_jars
+from python_jobs.kek_hook import private_umask
 from python_jobs.project import ProjectError, private_folder, prog, spark_parameters, state_dir
 
 METASTORE_KEYS = (
@@ -181,7 +182,7 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     # The JVM inherits this process's umask: Spark makes its scratch folders (shuffle and
     # spill files, under /tmp by default) with it, 755 under a shell's usual 022, and their
     # rows are what the job read. This user's only, as dbt's (python_jobs.kek_hook).
-    os.umask(os.umask(0o077) | 0o077)
+    private_umask()
     builder = SparkSession.builder
     if settings.get("spark.sql.catalogImplementation") == "hive":
         builder = builder.enableHiveSupport()
