@@ -60,6 +60,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from python_jobs.engine import AUTHENTICATOR, DIGEST_PROPERTY
 from python_jobs.jars import (
     OWN,
     cluster_artifacts,
@@ -72,7 +73,7 @@ from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
-from python_jobs.project import ProjectError, open_private, private_folder, prog, state_dir
+from python_jobs.project import ProjectError, private_folder, prog, state_dir, write_private
 
 # Settings of the local target the cluster sets itself (jars by path, not by Ivy), and
 # the local file system of this project's jar (profiles.yml): the cluster's driver and
@@ -130,11 +131,8 @@ def cluster_dir() -> Path:
     return state_dir() / "cluster"
 
 
-# The Thrift server's authenticator (the warm engine's: python_jobs.engine) and the system
-# property it reads the token's SHA-256 from; Derby's user: APP, the schema the metastore's
-# tables were made in before the network server required a password.
-AUTHENTICATOR = "gdpr_lakehouse.engine.TokenAuthenticator"
-DIGEST_PROPERTY = "gdpr_lakehouse.engine.token.sha256"
+# Derby's user: APP, the schema the metastore's tables were made in before the network
+# server required a password.
 DERBY_USER = "APP"
 
 
@@ -156,19 +154,11 @@ def _secret_files() -> list[Path]:
     ]
 
 
-def _write_private(path: Path, text: str) -> None:
-    """`text` in `path`, mode 600, written whole under a scratch name, then renamed."""
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open_private(scratch, "w") as handle:
-        handle.write(text)
-    os.replace(scratch, path)
-
-
 def _write_secrets() -> str:
     """A new secret for this start, in the files each server reads it from; the secret."""
     token = secrets.token_hex(32)
-    _write_private(token_file(), token + "\n")
-    _write_private(
+    write_private(token_file(), token + "\n")
+    write_private(
         conf_dir() / "spark-defaults.conf",
         "\n".join(
             [
@@ -181,7 +171,7 @@ def _write_secrets() -> str:
             ]
         ),
     )
-    _write_private(
+    write_private(
         cluster_dir() / "derby" / "derby.properties",
         "\n".join(
             [

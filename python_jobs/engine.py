@@ -64,7 +64,7 @@ from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
-from python_jobs.project import ProjectError, private_folder, prog, state_dir
+from python_jobs.project import ProjectError, private_folder, prog, state_dir, write_private
 
 DEFAULT_PORT = 10009
 # The Thrift server's authenticator (jvm/src, this project's jar) and the system property
@@ -124,12 +124,7 @@ def _write_token() -> str:
     """A new random token for this start, in a file only this user can read (written
     whole under a scratch name, then renamed into place); the token."""
     token = secrets.token_hex(32)
-    scratch = engine_dir() / f".token.{os.getpid()}.tmp"
-    scratch.unlink(missing_ok=True)
-    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(token + "\n")
-    os.replace(scratch, _token_file())
+    write_private(_token_file(), token + "\n")
     return token
 
 

@@ -148,6 +148,18 @@ def open_private(path: Path, mode: str = "wb") -> Any:
         raise
 
 
+def write_private(path: Path, text: str) -> None:
+    """`text` in `path`, mode 600 (a secret), written whole under a scratch name made
+    anew (never one planted before, nor a link), then renamed into place: a reader finds
+    the old file or the new one, never part of one."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scratch.unlink(missing_ok=True)
+    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+    os.replace(scratch, path)
+
+
 def landing_dir() -> Path:
     """The landing zone: var landing_path, else <state>/landing (as dbt's landing_path())."""
     configured = project_vars().get("landing_path")
