@@ -442,6 +442,9 @@ def _start_all(
         ("hive.server2.authentication", "CUSTOM"),
         ("hive.server2.custom.authentication.class", AUTHENTICATOR),
         (DIGEST_PROPERTY, digest),
+        # the engine's choice (python_jobs.engine.engine_settings): no log per statement
+        ("hive.server2.logging.operation.enabled", "false"),
+        ("hive.server2.logging.operation.log.location", str(root / "operation_logs")),
     ):
         command += ["--hiveconf", f"{key}={value}"]
     command.append("spark-internal")

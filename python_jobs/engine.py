@@ -309,6 +309,13 @@ def engine_settings(port: int) -> dict[str, str]:
     # Only a client that gives the token: any local process can reach the port.
     settings["spark.hadoop.hive.server2.authentication"] = "CUSTOM"
     settings["spark.hadoop.hive.server2.custom.authentication.class"] = AUTHENTICATOR
+    # No log per statement (dbt never fetches one): Hive keeps it by default under
+    # <java.io.tmpdir>/<user>/operation_logs, a folder any local user can make first.
+    # Were it turned on, the engine's own folder, this user's alone.
+    settings["spark.hadoop.hive.server2.logging.operation.enabled"] = "false"
+    settings["spark.hadoop.hive.server2.logging.operation.log.location"] = str(
+        engine_dir() / "operation_logs"
+    )
     return settings
 
 

@@ -118,6 +118,26 @@ def test_the_token_is_this_users_alone_and_in_no_state_file_or_log(engine: dict)
     ]
 
 
+def test_the_thrift_server_writes_no_operation_log(engine: dict) -> None:
+    """Hive's Thrift server keeps a log per statement, by default under
+    `<java.io.tmpdir>/<user>/operation_logs`, a folder any local user can name first.
+    The engine's server keeps none: its location is the engine's private folder, and
+    nothing is made there even while a session runs statements."""
+    from pyhive import hive
+
+    token = (engine["folder"] / "token").read_text().strip()
+    connection = hive.connect(
+        host="127.0.0.1", port=engine["port"], username="dbt", auth="CUSTOM", password=token
+    )
+    try:
+        cursor = connection.cursor()
+        cursor.execute("select 'P0000001' as subject_id")
+        assert cursor.fetchall() == [("P0000001",)]
+        assert not (engine["folder"] / "operation_logs").exists()
+    finally:
+        connection.close()
+
+
 def test_dbt_as_typed_finds_the_token_by_itself(engine: dict) -> None:
     """`dbt ... --target warm` in a new process, the token nowhere in its environment:
     the venv's start-up hook reads it from the engine's folder."""

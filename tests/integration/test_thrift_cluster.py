@@ -343,6 +343,8 @@ def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
         with pytest.raises(TTransportException):
             hive.connect(host="127.0.0.1", port=cluster.thrift_port, username="mallory", **kwargs)
     assert cluster.value("select 1") == 1
+    # no log per statement: were one kept, the cluster's folder, not <tmp>/<user>
+    assert not (folder / "operation_logs").exists()
     # the master asks for authentication before it reads a request
     failure = _unauthenticated_rpc(int(cluster.env["SPARK_MASTER_PORT"]))
     assert "Expected SaslMessage" in failure, failure[:400]
