@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import calendar
 import json
-import tempfile
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
@@ -123,7 +122,12 @@ def lakehouse(dbt: DbtProject, spark: SparkSession) -> dict:
 
 
 @pytest.fixture(scope="module")
-def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
+def erased(
+    lakehouse: dict,
+    dbt: DbtProject,
+    spark: SparkSession,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
     plan = lakehouse["plan"]
     # a patient with encounters who made it to silver (so to the snapshot and gold too)
     patient_id = spark.sql(
@@ -154,7 +158,7 @@ def erased(lakehouse: dict, dbt: DbtProject, spark: SparkSession) -> dict:
             "select count(*) from bronze.orders where user_pseudonym is null"
         ).first()[0],
     }
-    stream = _Stream(spark, Path(tempfile.mkdtemp(prefix="erasure_stream_")))
+    stream = _Stream(spark, tmp_path_factory.mktemp("erasure_stream"))
     stream.catch_up()  # a stream reading bronze.patients, checkpointed before erasure
     watched = lakehouse["relations"]
     versions = _versions(spark, watched)
