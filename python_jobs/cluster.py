@@ -340,6 +340,8 @@ def _start_all(
     timeout: float,
     token: str,
 ) -> None:
+    from python_jobs.spark import OPERATION_LOG_LOCATION
+
     home = _spark_home()
     root = cluster_dir()
     delta = delta_artifacts()
@@ -442,9 +444,8 @@ def _start_all(
         ("hive.server2.authentication", "CUSTOM"),
         ("hive.server2.custom.authentication.class", AUTHENTICATOR),
         (DIGEST_PROPERTY, digest),
-        # the engine's choice (python_jobs.engine.engine_settings): no log per statement
-        ("hive.server2.logging.operation.enabled", "false"),
-        ("hive.server2.logging.operation.log.location", str(root / "operation_logs")),
+        # no log per statement (THRIFT_SERVER_SETTINGS); were it on, the cluster's folder
+        (OPERATION_LOG_LOCATION, str(root / "operation_logs")),
     ):
         command += ["--hiveconf", f"{key}={value}"]
     command.append("spark-internal")

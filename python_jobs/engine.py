@@ -300,7 +300,12 @@ def _serve_connection(spark, connection: socket.socket, jobs: threading.Lock) ->
 def engine_settings(port: int) -> dict[str, str]:
     """The local target's settings, Delta's jars by path (the Thrift server's statement
     threads do not see jars Ivy adds), and the Thrift server's address."""
-    from python_jobs.spark import THRIFT_SERVER_SETTINGS, jars_by_path, spark_settings
+    from python_jobs.spark import (
+        OPERATION_LOG_LOCATION,
+        THRIFT_SERVER_SETTINGS,
+        jars_by_path,
+        spark_settings,
+    )
 
     settings = jars_by_path(spark_settings()) | THRIFT_SERVER_SETTINGS
     settings["spark.app.name"] = "gdpr_lakehouse_engine"
@@ -309,13 +314,8 @@ def engine_settings(port: int) -> dict[str, str]:
     # Only a client that gives the token: any local process can reach the port.
     settings["spark.hadoop.hive.server2.authentication"] = "CUSTOM"
     settings["spark.hadoop.hive.server2.custom.authentication.class"] = AUTHENTICATOR
-    # No log per statement (dbt never fetches one): Hive keeps it by default under
-    # <java.io.tmpdir>/<user>/operation_logs, a folder any local user can make first.
-    # Were it turned on, the engine's own folder, this user's alone.
-    settings["spark.hadoop.hive.server2.logging.operation.enabled"] = "false"
-    settings["spark.hadoop.hive.server2.logging.operation.log.location"] = str(
-        engine_dir() / "operation_logs"
-    )
+    # no log per statement (THRIFT_SERVER_SETTINGS); were it on, the engine's own folder
+    settings[f"spark.hadoop.{OPERATION_LOG_LOCATION}"] = str(engine_dir() / "operation_logs")
     return settings
 
 

@@ -48,8 +48,14 @@ METASTORE_KEYS = (
 # sleeps its poll interval (5 s by default) before asking again: a 0.3 s statement
 # then costs 5 s, a 5.1 s one 10 s. With a synchronous server the first poll finds it
 # finished. (Servers this project does not start: the `thrift` and `warm` targets
-# poll every second, profiles.yml.)
-THRIFT_SERVER_SETTINGS = {"spark.sql.hive.thriftServer.async": "false"}
+# poll every second, profiles.yml.) And no log per statement (dbt never fetches one):
+# Hive keeps it by default under <java.io.tmpdir>/<user>/operation_logs, a folder any
+# local user can make first; each server names its own private folder, were it on.
+THRIFT_SERVER_SETTINGS = {
+    "spark.sql.hive.thriftServer.async": "false",
+    "spark.hadoop.hive.server2.logging.operation.enabled": "false",
+}
+OPERATION_LOG_LOCATION = "hive.server2.logging.operation.log.location"
 
 
 # Hadoop's own local file system classes, for a session the project's (jvm/src) cannot
