@@ -26,7 +26,15 @@ what a client sends with this user's rights and environment):
 - the master, the worker and every application: Spark's shared secret
   (``spark.authenticate``);
 - the Derby network server: user APP with the token as password (BUILTIN
-  authentication).
+  authentication);
+- the master's and the worker's web UIs (Spark opens them whatever ``--webui-port``
+  says): the token as HTTP basic password (``spark.ui.filters``, jvm/src
+  ``gdpr_lakehouse.engine.TokenFilter``, which holds its SHA-256 alone).
+
+The master's REST submission server, which ignores ``spark.authenticate``, is not
+opened (``spark.master.rest.enabled false``). The master, the worker and Derby get
+only the environment they need (the worker, whose executors unwrap keys, the
+key-encryption key too), not the caller's other secrets.
 
 The secret is in three files of the cluster folder (mode 700), each mode 600 and removed
 by ``down``: ``token``, ``conf/spark-defaults.conf`` (read by every Spark JVM started with
@@ -73,7 +81,14 @@ from python_jobs.processes import HOST
 from python_jobs.processes import alive as _alive
 from python_jobs.processes import listening as _listening
 from python_jobs.processes import tail as _tail
-from python_jobs.project import ProjectError, private_folder, prog, state_dir, write_private
+from python_jobs.project import (
+    ProjectError,
+    private_folder,
+    prog,
+    project_vars,
+    state_dir,
+    write_private,
+)
 
 # Settings of the local target the cluster sets itself (jars by path, not by Ivy), and
 # the local file system of this project's jar (profiles.yml): the cluster's driver and
@@ -90,6 +105,25 @@ NOT_FORWARDED = {
     # a standalone master makes no secret: Spark's own ports keep its default there
     "spark.authenticate",
 }
+
+
+# jvm/src: admits a web UI request only with the cluster's token (HTTP basic password)
+UI_FILTER = "gdpr_lakehouse.engine.TokenFilter"
+
+# What a daemon of the cluster keeps of the caller's environment: a worker runs what
+# applications send, and its executors inherit its environment; none of them needs the
+# caller's other secrets (cloud credentials, dbt's DBT_ENV_SECRET_*, tokens).
+DAEMON_ENVIRONMENT = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "JAVA_HOME",
+    "TMPDIR",
+)
 
 
 @dataclass(frozen=True)
@@ -157,6 +191,7 @@ def _secret_files() -> list[Path]:
 def _write_secrets() -> str:
     """A new secret for this start, in the files each server reads it from; the secret."""
     token = secrets.token_hex(32)
+    digest = hashlib.sha256(token.encode()).hexdigest()
     write_private(token_file(), token + "\n")
     write_private(
         conf_dir() / "spark-defaults.conf",
@@ -165,6 +200,13 @@ def _write_secrets() -> str:
                 "# written by `python -m python_jobs.cluster up`; removed by `down`",
                 "spark.authenticate true",
                 f"spark.authenticate.secret {token}",
+                # the master's REST submission server ignores spark.authenticate (Spark
+                # 4.1 turned it on by default): not opened
+                "spark.master.rest.enabled false",
+                # the master's and the worker's web UIs open whatever --webui-port says:
+                # each request needs the token (HTTP basic password)
+                f"spark.ui.filters {UI_FILTER}",
+                f"spark.{UI_FILTER}.param.sha256 {digest}",
                 f"spark.hadoop.javax.jdo.option.ConnectionUserName {DERBY_USER}",
                 f"spark.hadoop.javax.jdo.option.ConnectionPassword {token}",
                 "",
@@ -320,10 +362,17 @@ def up(ports: Ports, *, timeout: float = 180) -> dict:
         # and Spark's default logging (INFO) for the daemons, whose registration we wait for
         "SPARK_CONF_DIR": str(conf_dir()),
     }
+    # the master, the worker and Derby: the caller's environment only as far as they
+    # need it; a worker's executors unwrap keys, so it also gets the key-encryption key
+    daemons = {key: os.environ[key] for key in DAEMON_ENVIRONMENT if key in os.environ}
+    daemons |= {key: value for key, value in env.items() if key.startswith(("SPARK_", "PYSPARK_"))}
+    daemons["SPARK_DAEMON_CLASSPATH"] = str(OWN.jar)  # the web UIs' filter
+    kek = str(project_vars().get("kek_env_var", "LAKEHOUSE_KEK"))
+    worker = daemons | ({kek: os.environ[kek]} if kek in os.environ else {})
     state = {"ports": ports.__dict__, "pids": {}, "started_at": time.time()}
     try:
         token = _write_secrets()
-        _start_all(state, ports, env, settings, cores, memory, timeout, token)
+        _start_all(state, ports, env, daemons, worker, settings, cores, memory, timeout, token)
     except BaseException:
         down()  # stop what did start: no half cluster is left behind
         raise
@@ -334,6 +383,8 @@ def _start_all(
     state: dict,
     ports: Ports,
     env: dict[str, str],
+    daemons: dict[str, str],
+    worker: dict[str, str],
     settings: dict[str, str],
     cores: str,
     memory: str,
@@ -369,7 +420,7 @@ def _start_all(
             str(ports.derby),
             "-noSecurityManager",
         ],
-        env,
+        daemons,
     )
     state["pids"]["derby"] = pid
     _write_state(state)
@@ -388,7 +439,7 @@ def _start_all(
             "--webui-port",
             "0",
         ],
-        {**env, "SPARK_DAEMON_MEMORY": "512m"},
+        {**daemons, "SPARK_DAEMON_MEMORY": "512m"},
     )
     state["pids"]["master"] = pid
     _write_state(state)
@@ -412,7 +463,7 @@ def _start_all(
             "0",
             master,
         ],
-        {**env, "SPARK_DAEMON_MEMORY": "512m"},
+        {**worker, "SPARK_DAEMON_MEMORY": "512m"},
     )
     state["pids"]["worker"] = pid
     _write_state(state)

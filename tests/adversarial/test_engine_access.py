@@ -179,3 +179,45 @@ def test_the_engines_jvm_maps_the_class_archive(engine: dict) -> None:
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     maps = [Path(f"/proc/{child}/maps").read_text() for child in children]
     assert any(str(archive) in text for text in maps), f"no JVM of {children} maps {archive}"
+
+
+def _descendants(root: int) -> list[int]:
+    """`root` and every process under it (the engine's Python and its Spark JVM)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat_line = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat_line.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], [root]
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue.extend(children.get(pid, []))
+    return found
+
+
+def test_every_port_the_engine_listens_on_refuses_a_client_without_its_secret(
+    engine: dict,
+) -> None:
+    """Attack: another local account tries every TCP port the engine's processes listen
+    on, found from their own sockets (not a list of expected ports). Guarantee: the
+    Thrift port refuses without the token (above), Spark's RPC and block manager without
+    Spark's secret, the JVM's Py4J gateway and the Python side's accumulator server
+    without PySpark's; no web UI, no REST server; all on loopback."""
+    from tests.adversarial.test_spark_ports import listening_sockets, refuses_without_secret
+
+    state = json.loads((engine["folder"] / "engine.json").read_text())
+    ports = listening_sockets(_descendants(state["pid"]))
+    assert (("127.0.0.1", engine["port"])) in ports, ports
+    assert len(ports) >= 3, ports  # Thrift, Spark's RPC, the block manager
+    token = (engine["folder"] / "token").read_text().strip()
+    for (address, port), pid in sorted(ports.items()):
+        assert address == "127.0.0.1", f"pid {pid} listens on {address}:{port}"
+        if port == engine["port"]:
+            continue
+        verdict = refuses_without_secret(port, token)
+        assert verdict.startswith("refused"), f"port {port} of pid {pid}: {verdict}"

@@ -11,8 +11,11 @@ with a refusal before its first message is read as a request.
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import struct
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -42,6 +45,124 @@ def _unauthenticated_rpc(port: int) -> str:
     return received[21 : 21 + length].decode("utf-8", "replace")
 
 
+def listening_sockets(pids: list[int]) -> dict[tuple[str, int], int]:
+    """{(address, port): pid} of every TCP socket the processes listen on, read from
+    their open files and the kernel's socket tables."""
+    owner = {}
+    for pid in pids:
+        try:
+            entries = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                target = os.readlink(entry)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                owner[target[len("socket:[") : -1]] = pid
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state != "0A" or inode not in owner:  # 0A: LISTEN
+                continue
+            raw, port = local.split(":")
+            if len(raw) == 8:
+                address = socket.inet_ntop(socket.AF_INET, bytes.fromhex(raw)[::-1])
+            else:
+                words = bytes.fromhex(raw)
+                packed = b"".join(words[i : i + 4][::-1] for i in range(0, 16, 4))
+                address = socket.inet_ntop(socket.AF_INET6, packed)
+                address = address.removeprefix("::ffff:")
+            found[(address, int(port, 16))] = owner[inode]
+    return found
+
+
+def http_status(
+    port: int, method: str, path: str, body: bytes = b"", auth: tuple[str, str] | None = None
+) -> int:
+    """The status of one HTTP request, without credentials unless `auth` (basic) is given."""
+    import base64
+    import http.client
+
+    headers = {"Content-Type": "application/json"}
+    if auth:
+        headers["Authorization"] = "Basic " + base64.b64encode(":".join(auth).encode()).decode()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def _answer(port: int, payload: bytes) -> bytes | None:
+    """What a port answers `payload` with in 10 s (b"": it closed), None when it waits."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(payload)
+        client.settimeout(10)
+        try:
+            return client.recv(65536)
+        except TimeoutError:
+            return None
+
+
+def _refuses_token_first(port: int) -> str:
+    """A server that reads a secret before anything else: a Py4J gateway (a PySpark
+    JVM's) answers a call without its auth command with an error; PySpark's accumulator
+    server (the driver's Python) reads as many bytes as its token, then closes on a
+    wrong one."""
+    answer = _answer(port, b"c\nt\ngetClass\ne\n")
+    if answer is not None and answer.startswith(b"!x"):
+        return "refused: Py4J asks for its auth token first"
+    answer = _answer(port, b"not-the-secret-" * 100)
+    if answer == b"":
+        return "refused: closed the connection on a wrong token, unanswered"
+    return f"no refusal recognised: {answer!r:.120}"
+
+
+def refuses_without_secret(port: int, token: str) -> str:
+    """What a port does with a client without the secret: 'refused ...' or what it let
+    through. A Spark RPC port answers an unauthenticated frame with a request for
+    authentication; an HTTP server (a web UI, the REST submission server) must answer
+    every request, a job submission and an application's kill included, with 401/403."""
+    body = b"\x01\x02\x03\x04 a client without the secret"
+    header = struct.pack(">bqi", RPC_REQUEST, 7, len(body))
+    frame = struct.pack(">q", 8 + len(header) + len(body)) + header + body
+    answer = _answer(port, frame)
+    if answer is None:  # waits for more: closed first (PySpark's servers take one at a time)
+        return _refuses_token_first(port)
+    if answer.startswith(b"HTTP/"):
+        submission = json.dumps(
+            {
+                "action": "CreateSubmissionRequest",
+                "appResource": "file:/nonexistent.jar",
+                "mainClass": "Mallory",
+                "appArgs": [],
+                "clientSparkVersion": "4.2.0",
+                "environmentVariables": {},
+                "sparkProperties": {"spark.app.name": "mallory"},
+            }
+        ).encode()
+        statuses = {
+            "GET /": http_status(port, "GET", "/"),
+            "GET /json/": http_status(port, "GET", "/json/"),
+            "POST /app/kill/": http_status(port, "POST", "/app/kill/?id=x&terminate=true"),
+            "POST /v1/submissions/create": http_status(
+                port, "POST", "/v1/submissions/create", submission
+            ),
+        }
+        if all(status in (401, 403) for status in statuses.values()):
+            return f"refused: HTTP {statuses}"
+        return f"HTTP served without the secret: {statuses}"
+    if len(answer) >= 21 and answer[8] == RPC_FAILURE and b"Expected SaslMessage" in answer:
+        return "refused: Spark RPC asks for authentication first"
+    assert token.encode() not in answer
+    return f"unknown answer {answer[:80]!r}"
+
+
 def test_spark_s_own_ports_refuse_a_client_without_the_secret(spark: SparkSession) -> None:
     """Attack: a local process sends the driver's RPC endpoint and its block manager a
     request. Guarantee: both refuse it unread, asking for authentication first."""
@@ -65,7 +186,6 @@ def test_spark_s_scratch_folders_are_this_users_only(spark: SparkSession) -> Non
     shell's usual 022). Guarantee: a session of the project (python_jobs.spark.
     build_session: every job, the warm engine, this suite) starts its JVM with umask 077,
     so they are 700."""
-    import os
     from pathlib import Path
 
     disk = spark._jsc.sc().env().blockManager().diskBlockManager()

@@ -135,6 +135,8 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     state = tmp_path_factory.mktemp("cluster-lakehouse")
     running = Cluster(state)
+    # a secret of the shell `up` runs in that no process of the cluster needs
+    running.env["UNRELATED_CLOUD_SECRET"] = "canary-of-the-caller"
     try:
         up = running.python("python_jobs.cluster", "up")
         assert "cluster up" in up.stdout
@@ -331,7 +333,12 @@ def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
     from pyhive import hive
     from thrift.transport.TTransport import TTransportException
 
-    from tests.adversarial.test_spark_ports import _unauthenticated_rpc
+    from tests.adversarial.test_spark_ports import (
+        _unauthenticated_rpc,
+        http_status,
+        listening_sockets,
+        refuses_without_secret,
+    )
 
     token = cluster.token()
     folder = cluster.state / "cluster"
@@ -354,9 +361,32 @@ def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
     assert wrong.startswith("REFUSED 08004"), wrong
     opened = _derby(cluster, tmp_path, "APP", token)
     assert opened.startswith("OPEN "), opened
+    # every port any process of the cluster listens on, found from the processes' own
+    # sockets (not a list of the ports we expect), refuses a client without the secret
+    processes = _cluster_processes(cluster)
+    ports = listening_sockets(processes)
+    known = {
+        cluster.thrift_port: "thrift (refused above)",
+        int(cluster.env["LAKEHOUSE_DERBY_PORT"]): "derby (refused above)",
+    }
+    # master, worker, Thrift server's driver, executors: each an RPC port and a block
+    # manager's at least; a web UI or the REST submission server would be more
+    assert len(ports) >= 6, ports
+    web = []
+    for (address, port), pid in sorted(ports.items()):
+        assert address == "127.0.0.1", f"pid {pid} listens on {address}:{port}"
+        if port in known:
+            continue
+        verdict = refuses_without_secret(port, token)
+        assert verdict.startswith("refused"), f"port {port} of pid {pid}: {verdict}"
+        if "HTTP" in verdict:
+            web.append(port)
+    # the master's and the worker's web UIs (no REST server): the token opens them
+    assert len(web) == 2, (web, ports)
+    for port in web:
+        assert http_status(port, "GET", "/json/", auth=("owner", token)) == 200, port
     # on no command line (any local user reads them): the Thrift server has its digest;
     # every process writes its files (an executor's shuffle and spill files) under umask 077
-    processes = _cluster_processes(cluster)
     assert len(processes) >= 4, processes
     for pid in processes:
         try:
@@ -368,6 +398,11 @@ def test_every_server_of_the_cluster_refuses_a_client_without_its_secret(
             continue
         assert token.encode() not in command, pid
         assert "Umask:\t0077" in status, (pid, command[:200])
+        # a worker and the executors it starts run what applications send: they get the
+        # environment they need (the KEK for the executors' unwrapping), not the caller's
+        if b"deploy.worker.Worker" in command or b"CoarseGrainedExecutorBackend" in command:
+            environment = Path(f"/proc/{pid}/environ").read_bytes()
+            assert b"UNRELATED_CLOUD_SECRET" not in environment, (pid, command[:200])
 
 
 def test_down_stops_every_process(cluster: Cluster) -> None:
