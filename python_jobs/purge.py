@@ -40,11 +40,14 @@ the same time, and shortens how far RESTORE reaches back.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
 import math
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,6 +59,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from python_jobs.delta_files import read_snapshot
+from python_jobs.landing_residue import landing_residue
 from python_jobs.macros import engine_macros
 from python_jobs.project import (
     ProjectError,
@@ -342,6 +346,10 @@ class LandingSource:
     # on_erasure anonymize: the events are kept without the subject (key and PII
     # columns null), because the law keeps what they describe (orders)
     anonymize: tuple[str, ...] | None
+    # meta landing_format (parquet, json, csv) and the declared columns, in order (a
+    # CSV file has no header: the landing table reads its fields by position)
+    format: str = "parquet"
+    columns: tuple[str, ...] = ()
 
 
 def landing_sources(
@@ -354,7 +362,8 @@ def landing_sources(
     <landing>/<identifier>."""
     found = []
     for source in graph.get("sources", {}).values():
-        privacy = (source.get("meta") or {}).get("privacy") or {}
+        meta = source.get("meta") or {}
+        privacy = meta.get("privacy") or {}
         if privacy.get("subject_key") and privacy.get("on_erasure") in ("delete", "anonymize"):
             found.append(
                 LandingSource(
@@ -364,6 +373,8 @@ def landing_sources(
                     tuple(privacy.get("pii_columns") or ())
                     if privacy["on_erasure"] == "anonymize"
                     else None,
+                    str(meta.get("landing_format") or "parquet"),
+                    tuple(source.get("columns") or ()),
                 )
             )
     return found
@@ -410,16 +421,111 @@ def purge_landing_file(
     return changed
 
 
+def _rewrite_lines(
+    path: Path, keep: Callable[[bytes], bytes | None], changed: Callable[[], int]
+) -> int:
+    """Rewrite a text file line by line: each line as `keep` returns it (None: dropped).
+    Atomic; untouched when nothing changed."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    rewritten = [line for line in (keep(line) for line in lines) if line is not None]
+    count = changed()
+    if count:
+        temporary = path.with_name(f".{path.name}.purge-tmp")
+        with open_private(temporary) as handle:
+            handle.write(b"".join(rewritten))
+        os.replace(temporary, path)
+    return count
+
+
+def _purge_json_file(
+    path: Path, key: str, subjects: set[str], anonymize: tuple[str, ...] | None
+) -> int:
+    """JSON lines (Spark's json source and writer): a line whose key is a subject's is
+    dropped, or written again with the key and the PII columns null."""
+    hits = []
+
+    def keep(line: bytes) -> bytes | None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return line  # not an event Spark reads; the check after the purge decides
+        if not isinstance(event, dict) or event.get(key) not in subjects:
+            return line
+        hits.append(1)
+        if anonymize is None:
+            return None
+        event.update({column: None for column in (key, *anonymize)})
+        return json.dumps(event).encode() + (b"\n" if line.endswith(b"\n") else b"")
+
+    return _rewrite_lines(path, keep, lambda: len(hits))
+
+
+def _purge_csv_file(
+    path: Path,
+    key: str,
+    subjects: set[str],
+    anonymize: tuple[str, ...] | None,
+    columns: tuple[str, ...],
+) -> int:
+    """CSV as the landing table reads it (no header, one record a line, the declared
+    column order, Spark's backslash escape): a record whose key is a subject's is dropped,
+    or written again with the key and the PII fields empty (Spark reads them as null)."""
+    if key not in columns:
+        raise ProjectError(f"{path}: the CSV source declares no column {key}")
+    position = columns.index(key)
+    blank = [columns.index(c) for c in (key, *(anonymize or ())) if c in columns]
+    hits = []
+
+    def keep(line: bytes) -> bytes | None:
+        text = line.decode("utf-8", "replace")
+        [fields] = list(csv.reader([text.rstrip("\r\n")], escapechar="\\")) or [[]]
+        if len(fields) <= position or fields[position] not in subjects:
+            return line
+        hits.append(1)
+        if anonymize is None:
+            return None
+        for index in blank:
+            if index < len(fields):
+                fields[index] = ""
+        out = io.StringIO()
+        csv.writer(out, escapechar="\\", lineterminator="").writerow(fields)
+        return out.getvalue().encode() + line[len(line.rstrip(b"\r\n")) :]
+
+    return _rewrite_lines(path, keep, lambda: len(hits))
+
+
 def purge_landing(
     graph: dict, landing: Path, subjects: list[str], spark: SparkSession | None = None
 ) -> list[LandingResult]:
+    """Rewrite every file anywhere under each landing source's folder (subfolders, a
+    crashed rectify's hidden staging folder) without the subjects' events, by the file's
+    format: Parquet (by its magic number, whatever the source's format), else the
+    source's JSON lines or CSV. A file that is neither is left for the check after the
+    purge (python_jobs.landing_residue), which decodes every file on its own."""
     results = []
+    wanted = set(subjects)
     for source in landing_sources(graph, landing, spark):
         files = events = 0
-        for stale in source.folder.glob(".*.purge-tmp"):  # a crashed rewrite's leftover
+        for stale in source.folder.rglob(".*.purge-tmp"):  # a crashed rewrite's leftover
             stale.unlink()
-        for path in sorted(source.folder.glob("*.parquet")):
-            changed = purge_landing_file(path, source.key, subjects, source.anonymize)
+        for path in sorted(source.folder.rglob("*")):
+            if not path.is_file() or path.name.endswith(".crc"):  # checksums: no data
+                continue
+            with path.open("rb") as handle:
+                magic = handle.read(4)
+            if magic == b"PAR1":
+                try:
+                    changed = purge_landing_file(path, source.key, subjects, source.anonymize)
+                except (pa.ArrowException, KeyError):
+                    continue  # unreadable, or without the key: the check decides
+            elif source.format == "json":
+                changed = _purge_json_file(path, source.key, wanted, source.anonymize)
+            elif source.format == "csv":
+                changed = _purge_csv_file(
+                    path, source.key, wanted, source.anonymize, source.columns
+                )
+            else:
+                continue
             files, events = files + (changed > 0), events + changed
         results.append(LandingResult(source.name, files, events, source.anonymize is not None))
     return results
@@ -432,20 +538,22 @@ def _purge_outside_delta(spark: SparkSession, subjects: list[str]) -> bool:
     if not subjects:
         return True
     clean = True
+    graph = manifest()
     try:
-        results = purge_landing(manifest(), landing_dir(), subjects, spark)
-        left = sum(r.events for r in purge_landing(manifest(), landing_dir(), subjects, spark))
+        results = purge_landing(graph, landing_dir(), subjects, spark)
+        folders = [landing_dir(), *(s.folder for s in landing_sources(graph, landing_dir(), spark))]
     except ProjectError as error:  # a landing folder that is not on this machine
         print(f"  landing zone: {error}; its files were not rewritten")
-        results, left, clean = [], 0, False
+        results, folders, clean = [], [], False
     for result in results:
         done = "anonymizing" if result.anonymized else "without"
         print(
             f"  landing {result.source:24} rewrote {result.files} file(s) {done} "
             f"{result.events} event(s) of erased subjects"
         )
-    if left:
-        print(f"  landing zone: {left} event(s) of erased subjects still found after the rewrite")
+    # the check is not the rewrite's: every file under the landing zone, decoded on its own
+    for finding in landing_residue(folders, subjects):
+        print(f"  landing zone: ALERT {finding}")
         clean = False
     count = redact_tool_output(list(dbt_output_dirs().values()), subjects)
     print(f"  dbt logs/ and target/: erased subjects' ids redacted in {count} file(s)")

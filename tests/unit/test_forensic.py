@@ -3,6 +3,7 @@ vector framing, log reconciliation, and the needle search in bytes and in Parque
 
 from __future__ import annotations
 
+import gzip
 import json
 import struct
 import uuid
@@ -471,3 +472,95 @@ def test_an_exact_event_time_is_captured_and_found_wherever_it_is_kept(tmp_path:
     )
     with pytest.raises(forensic_scan.ScanError, match="times must be a list"):
         forensic_scan.read_witness(path)
+
+
+def _holds(folder: Path, subject: str) -> list[str]:
+    """Files under `folder` (hidden ones too) whose bytes or Parquet values hold `subject`."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        values = str(pq.read_table(path).to_pylist()) if data[:4] == b"PAR1" else ""
+        if subject.encode() in data or subject in values:
+            found.append(str(path.relative_to(folder)))
+    return found
+
+
+def test_every_format_and_folder_of_the_landing_zone_is_purged(tmp_path: Path) -> None:
+    """Seam (issue 75, 4): the landing purge rewrote only *.parquet directly in each
+    source folder. JSON and CSV sources (supported, and what rectify writes), a
+    date-partitioned subfolder and a crashed rectify's hidden staging folder kept the
+    erased subject, and the purge still said purged. Guarantee: every file anywhere
+    under a landing source is rewritten by its format; the check after it
+    (landing_residue) decodes every file on its own and names what is left."""
+    from python_jobs.landing_residue import landing_residue
+    from python_jobs.purge import purge_landing
+
+    landing = tmp_path / "landing"
+    profiles = landing / "profiles"
+    (profiles / "2026" / "12" / "04").mkdir(parents=True)
+    (profiles / ".rectify-r1.tmp").mkdir()
+    lines = [
+        {"user_id": "U1", "email": "u1@example.org", "note": "a"},
+        {"user_id": "U2", "email": "u2@example.org", "note": "b"},
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    (profiles / "batch-1.json").write_text(text)
+    (profiles / "2026" / "12" / "04" / "part-0.json").write_text(text)
+    (profiles / ".rectify-r1.tmp" / "part-00000.json").write_text(json.dumps(lines[0]) + "\n")
+    nested = profiles / "2026" / "12" / "04" / "part-1.parquet"
+    pq.write_table(pa.Table.from_pylist(lines), nested)
+    orders = landing / "orders"
+    (orders / "dt=2026-12-04").mkdir(parents=True)
+    (orders / "dt=2026-12-04" / "part-0.csv").write_text(
+        'o1,U1,"1 Quay Lane, Eastmoor",12.5\no2,U2,"2 High St",3\no3,U1,plain,1\n'
+    )
+    graph = {
+        "sources": {
+            "source.p.landing.profiles": {
+                "source_name": "landing",
+                "name": "profiles",
+                "identifier": "profiles",
+                "schema": "landing",
+                "meta": {
+                    "landing_format": "json",
+                    "privacy": {"subject_key": "user_id", "on_erasure": "delete"},
+                },
+                "columns": {"user_id": {}, "email": {}, "note": {}},
+            },
+            "source.p.landing.orders": {
+                "source_name": "landing",
+                "name": "orders",
+                "identifier": "orders",
+                "schema": "landing",
+                "meta": {
+                    "landing_format": "csv",
+                    "privacy": {
+                        "subject_key": "user_id",
+                        "on_erasure": "anonymize",
+                        "pii_columns": ["address"],
+                    },
+                },
+                "columns": {"order_id": {}, "user_id": {}, "address": {}, "amount": {}},
+            },
+        }
+    }
+    assert _holds(landing, "U1")
+    purge_landing(graph, landing, ["U1"])
+    assert _holds(landing, "U1") == []
+    assert _holds(landing, "U2")  # the others' events stay, unchanged
+    assert (profiles / "batch-1.json").read_text() == json.dumps(lines[1]) + "\n"
+    # kept orders: the key and the PII fields empty, every other field as it was
+    assert (orders / "dt=2026-12-04" / "part-0.csv").read_text() == (
+        'o1,,,12.5\no2,U2,"2 High St",3\no3,,,1\n'
+    )
+    assert landing_residue([landing], ["U1"]) == []
+    # the check is its own: what the rewrite cannot read is named, never passed
+    (profiles / "2026" / "late.parquet").write_bytes(b"PAR1 a partial U1 write")
+    (landing / "stray.ndjson.gz").write_bytes(gzip.compress(b'{"user_id": "U1"}\n'))
+    findings = landing_residue([landing, tmp_path / "elsewhere"], ["U1"])
+    assert len(findings) == 3, findings
+    assert "late.parquet: cannot be decoded" in findings[0]
+    assert "stray.ndjson.gz: an erased subject's id is still there" in findings[1]
+    assert "elsewhere: not a folder here" in findings[2]
