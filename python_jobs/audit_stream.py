@@ -71,7 +71,7 @@ from python_jobs.project import (
     run_job,
     state_dir,
 )
-from python_jobs.relations import DeltaRelation, delta_relations, table_location
+from python_jobs.relations import DeltaRelation, delta_relations, is_built, table_location
 
 SINK_MODEL = "audit_change_log"
 TOOL = "python_jobs.audit_stream"
@@ -497,12 +497,20 @@ class AuditStream:
                 self.targets.append(target)
 
     def resolve(self, relation: DeltaRelation) -> Target | None:
-        """Where the relation's table is now, and which table it is (None: not built)."""
+        """Where the relation's table is now, and which table it is (None: not built).
+        Only a table that does not exist is skipped: one that exists and cannot be read
+        (a damaged log, a storage error) stops the run, never passes as not built."""
+        if not is_built(self.spark, relation):
+            return None
         try:
             location = table_location(self.spark, relation)
             version = latest_version(self.spark, location)
-        except PySparkException:
-            return None
+        except PySparkException as error:
+            first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+            raise ProjectError(
+                f"{relation.qualified_name} exists but its history cannot be read ({first}); "
+                "nothing was audited. Repair or restore the table, then run the audit again"
+            ) from error
         folder = self.checkpoint_root / f"{relation.schema}.{relation.identifier}"
         target = Target(relation, location, folder)
         self._resolved[target.name] = version

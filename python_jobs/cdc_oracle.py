@@ -63,10 +63,13 @@ class Event:
 
 
 def landing_files(folder: Path) -> list[Path]:
+    """Every Parquet file anywhere under `folder`, but where a name on its way starts
+    with . or _ (Spark's hidden files and folders)."""
     return sorted(
         path
-        for path in folder.glob("*.parquet")
-        if not path.name.startswith((".", "_")) and path.is_file()
+        for path in folder.rglob("*.parquet")
+        if path.is_file()
+        and not any(part.startswith((".", "_")) for part in path.relative_to(folder).parts)
     )
 
 
@@ -78,7 +81,8 @@ def events(folder: Path, key: str) -> Iterator[Event]:
                 key=values.get(key),
                 op=OPS.get(op.strip(" ").lower()) if isinstance(op, str) else None,
                 ts=values.get("_source_ts"),
-                file=path.name,
+                # as bronze records it: the path under the source's folder
+                file=path.relative_to(folder).as_posix(),
                 row=row,
                 values=values,
             )

@@ -57,6 +57,7 @@ from python_jobs.forensic_scan import (
 )
 from python_jobs.project import (
     ProjectError,
+    id_path,
     landing_dir,
     manifest,
     private_folder,
@@ -328,9 +329,9 @@ Check it with <code>python -m python_jobs.certificate --verify {e(request["reque
 
 
 def write(certificate: dict[str, Any], folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
     name = certificate["request"]["request_id"]
-    paths = [folder / f"{name}.json", folder / f"{name}.html"]
+    paths = [id_path(folder, name, ".json"), id_path(folder, name, ".html")]
+    folder.mkdir(parents=True, exist_ok=True)
     paths[0].write_text(json.dumps(certificate, indent=2, sort_keys=True) + "\n")
     page = (
         request_certificate.render_html(certificate)
@@ -430,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in requests
             if row.get("status") == "purged"
             and row.get("request_id")
-            and not (folder / f"{row['request_id']}.json").exists()
+            and not id_path(folder, row["request_id"], ".json").exists()
         )
         for kind in request_certificate.TYPES:
             try:
@@ -441,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             wanted += [
                 request_id
                 for request_id in request_certificate.completed(rows, kind)
-                if not (folder / f"{request_id}.json").exists()
+                if not id_path(folder, request_id, ".json").exists()
             ]
     if not wanted:
         print(f"certificate: every completed request has its certificate in {folder}")

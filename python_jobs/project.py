@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -146,6 +147,24 @@ def open_private(path: Path, mode: str = "wb") -> Any:
     except BaseException:
         os.close(descriptor)
         raise
+
+
+# What a request id may be where it names a file or a folder: the ids the project writes
+# (req-, acc-, rec-, rst-... then digits, T and hex) all fit; `..`, `/` never do.
+FILE_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def id_path(folder: Path, request_id: object, suffix: str = "") -> Path:
+    """``folder/<request_id><suffix>`` for a request id, which is often read back from a
+    request log (a table any writer of the lakehouse can insert into): an id that is not
+    one the project writes names no file."""
+    if not isinstance(request_id, str) or not FILE_SAFE_ID.match(request_id):
+        raise ProjectError(
+            f"request id {str(request_id)[:80]!r} is not one this project writes (a letter or "
+            "digit, then letters, digits, _ and -; 128 at most), so it names no file; nothing "
+            "was written. Fix that row of the request log by hand"
+        )
+    return folder / f"{request_id}{suffix}"
 
 
 def write_private(path: Path, text: str) -> None:

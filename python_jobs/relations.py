@@ -198,7 +198,7 @@ def kept_savepoints(spark: SparkSession, relations: list[DeltaRelation]) -> list
     strays = sorted(set(tables) - {copy.identifier.lower() for copy in kept})
     if strays:
         raise ProjectError(
-            f"{_savepoint_schema()}.{strays[0]} (and {len(strays) - 1} other table(s)) is in "
+            f"{savepoint_schema()}.{strays[0]} (and {len(strays) - 1} other table(s)) is in "
             "the savepoint schema "
             "but no kept savepoint holds it: nothing knows whose data it holds. Drop it, or "
             "register it by making the savepoint again"
@@ -206,7 +206,7 @@ def kept_savepoints(spark: SparkSession, relations: list[DeltaRelation]) -> list
     return kept
 
 
-def _savepoint_schema() -> str:
+def savepoint_schema() -> str:
     """The schema of the savepoints' copies (var savepoint_schema, as the macro reads it)."""
     from python_jobs.macros import engine_macros
 
@@ -215,7 +215,7 @@ def _savepoint_schema() -> str:
 
 def _savepoint_schema_tables(spark: SparkSession) -> list[str]:
     """The tables in the savepoint schema (var savepoint_schema), lower-case."""
-    schema = _savepoint_schema()
+    schema = savepoint_schema()
     if spark.conf.get("spark.sql.catalogImplementation", "hive") == "hive":
         # SQL, as the macro asks: spark.catalog.listTables fails on these tables in Spark 4
         # (EXPRESSION_DECODING_FAILED); the macro checked the schema is an identifier

@@ -43,7 +43,13 @@ from python_jobs import request_certificate
 from python_jobs.certificate import certificates_dir
 from python_jobs.macros import engine_macros
 from python_jobs.project import ProjectError, private_folder, prog, run_job, state_dir
-from python_jobs.relations import DeltaRelation, delta_relations, is_built, table_location
+from python_jobs.relations import (
+    DeltaRelation,
+    delta_relations,
+    is_built,
+    kept_savepoints,
+    table_location,
+)
 from python_jobs.request_states import request_states, status_in
 
 PERIODS = {"day": "yyyy-MM-dd", "week": "yyyy-MM-dd", "month": "yyyy-MM"}
@@ -322,7 +328,7 @@ def collect(spark: SparkSession, period: str, now: datetime) -> Report:
         rectification=_rows(spark, RECTIFICATION_SQL.format(now=text)),
         reviews=_rows(spark, REVIEW_SQL.format(today=now.strftime("%Y-%m-%d"))),
         unnotified=_rows(spark, UNNOTIFIED_SQL.format(now=text)),
-        savepoints=_savepoints(spark, relations.get("privacy_savepoints")),
+        savepoints=_savepoints(spark, relations),
     )
 
 
@@ -337,8 +343,12 @@ SAVEPOINT_COLUMNS = [
 ]
 
 
-def _savepoints(spark: SparkSession, registry: DeltaRelation | None) -> list[dict[str, Any]]:
-    """The savepoints not released, oldest first; none before the registry is built."""
+def _savepoints(spark: SparkSession, relations: dict[str, DeltaRelation]) -> list[dict[str, Any]]:
+    """The savepoints not released, oldest first; none before the registry is built.
+    Copies in the savepoint schema that no registry holds stop the report, as they stop
+    purge (kept_savepoints): it must not say "no savepoint kept" while they are there."""
+    kept_savepoints(spark, list(relations.values()))
+    registry = relations.get("privacy_savepoints")
     if not is_built(spark, registry):
         return []
     # a registry that exists but cannot be read stops the report: it must not say

@@ -54,6 +54,7 @@ from python_jobs.macros import Macros, engine_macros
 from python_jobs.project import (
     ProjectError,
     commit_tag,
+    id_path,
     manifest,
     open_private,
     prog,
@@ -522,7 +523,7 @@ def erasure_state(
         if row["status"] in states["fulfilled"]:
             from python_jobs.certificate import certificates_dir
 
-            certificate = certificates_dir() / f"{row['request_id']}.json"
+            certificate = id_path(certificates_dir(), row["request_id"], ".json")
             return (
                 "no_data",
                 f"no data held: the subject was erased by request {row['request_id']} ("
@@ -651,7 +652,7 @@ def answer(
         close_request(spark, log, request_id, status="no_data", status_reason=reason, **closing)
         print(f"subject_access {request_id}: no_data: {reason}")
         return
-    folder = lakehouse.output_dir / request_id
+    folder = id_path(lakehouse.output_dir, request_id)
     described = {
         "request_id": request_id,
         "subject_id": subject_id,

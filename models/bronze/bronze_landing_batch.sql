@@ -2,7 +2,7 @@
 {{ config(materialized='table', cdc_delete_condition='', cdc_sequence_by=[]) }}
 
 {#-
-    This build's landing files: every file under the landing zone of a CDC landing
+    This build's landing files: every file anywhere under the folder of a CDC landing
     table, minus the ones the ledger records as ingested (same path, same size).
     Rebuilt at every run and stamped with the invocation that listed it: the bronze
     models read only these files, and their post-hooks record them in the ledger only
@@ -11,10 +11,17 @@
     recorded as rejected. No personal data.
 -#}
 {%- set entities = gdpr_lakehouse.cdc_landing_entities() | map(attribute='name') | list %}
+{#- a file's entity is the landing table whose folder holds it, at any depth (a
+    date-partitioned sink writes patients/2026/12/04/part-0.parquet) -#}
+{%- set whens = [] -%}
+{%- for entity, location in gdpr_lakehouse.landing_locations(entities).items() -%}
+    {%- do whens.append("when startswith(path, '" ~ location ~ "/') then '" ~ entity ~ "'") -%}
+{%- endfor -%}
+{%- set entity_of = ('case ' ~ whens | join(' ') ~ ' end') if whens else 'cast(null as string)' %}
 
 with listed as (
     select
-        element_at(split(path, '/'), -2) as entity,
+        {{ entity_of }} as entity,
         path as file_path,
         length as file_size,
         modificationtime as file_modified_at

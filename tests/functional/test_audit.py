@@ -27,7 +27,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import audit_stream, generate, purge, report
-from python_jobs.project import state_dir
+from python_jobs.project import ProjectError, state_dir
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import ROOT, DbtProject
 
@@ -238,6 +238,47 @@ def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
         0,
         "SET TBLPROPERTIES",
     )
+
+
+def test_once_stops_on_a_table_it_cannot_read_never_calls_it_not_built(
+    sequence: dict, spark: SparkSession, capsys
+) -> None:
+    """Seam (issue 75, 10): `--once` turned any read error into "not built yet, skipped"
+    and exited 0, so a table whose history could not be read (a damaged commit, a
+    storage error) went unaudited with every check green. Guarantee: only a table that
+    does not exist is skipped; one that exists and cannot be read stops the run, naming
+    it, and nothing is audited."""
+    table = "reference.departments"
+    location = spark.sql(f"describe detail {table}").first()["location"]
+    log = Path(location.removeprefix("file:")) / "_delta_log"
+    damaged = log / f"{_latest(spark, table) + 1:020d}.json"
+    damaged.write_text('{"commitInfo": this is not JSON\n')
+    sink_before = _sink_commits(spark)
+    capsys.readouterr()
+    try:
+        with pytest.raises(ProjectError, match=f"{table}.* exists but its history cannot be read"):
+            audit_stream.main(["--once"], spark)
+        assert "not built yet" not in capsys.readouterr().out
+        assert _sink_commits(spark) == sink_before
+    finally:
+        damaged.unlink()
+    assert audit_stream.main(["--once"], spark) == 0
+
+
+def test_the_report_never_says_no_savepoint_kept_beside_copies_nothing_registers(
+    sequence: dict, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Seam (issue 75, 10): the report read the registry alone, so a copy in the
+    savepoint schema that no kept savepoint holds (whose data nothing knows) was not
+    named, and without the registry the report said "no savepoint kept". Guarantee:
+    it stops, as purge does, naming the copy."""
+    spark.sql("create schema if not exists savepoints")
+    spark.sql("create table savepoints.stray__silver__patients (patient_id string) using delta")
+    try:
+        with pytest.raises(ProjectError, match=r"stray__silver__patients .*no kept savepoint"):
+            report.main(["--output-dir", str(tmp_path / "report")], spark)
+    finally:
+        spark.sql("drop table savepoints.stray__silver__patients")
 
 
 def _schema_changes(spark: SparkSession, relation: str, since: int) -> set[tuple]:

@@ -382,3 +382,49 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
     )
     assert not success and "has no savepoint day_one" in errors, errors
     dbt.operation("release_savepoint", {"model": "silver_patients", "name": "day_two"})
+
+
+def test_an_erasure_reads_which_copies_exist_only_after_its_tombstone(
+    days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam (issue 75, 5): gdpr_erase read the savepoint registry (its plan) before it
+    wrote its tombstone. A savepoint registered in between was missed by the erasure,
+    and its own re-erasure, reading the tombstones before they were written, kept the
+    subject too: a copy holding an erased person that nothing repairs. Guarantee: the
+    erasure's plan, copies included, is read after its tombstone is written; a
+    savepoint registers before it copies and reads the tombstones after (so either the
+    erasure sees the copy or the copy's re-erasure sees the tombstone)."""
+    from dbt.cli.main import dbtRunner
+
+    queries: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.name == "SQLQuery":
+            queries.append(" ".join(event.data.sql.split()).lower())
+
+    dbt.operation("savepoint", {"model": "silver_patients", "name": "race_guard"})
+    try:
+        result = dbt._run(
+            dbtRunner(callbacks=[collect]),
+            ("run-operation", "gdpr_erase", "--args", json.dumps({"subject_ids": ["P8300002"]})),
+        )
+        assert result.success, result.exception
+    finally:
+        dbt.operation("release_savepoint", {"model": "silver_patients", "name": "race_guard"})
+    tombstone = next(
+        i
+        for i, q in enumerate(queries)
+        if q.startswith(("merge into", "insert into")) and "erasure_tombstones" in q.split(" ")[2]
+    )
+    copy_erased = next(
+        i
+        for i, q in enumerate(queries)
+        if q.startswith("merge into") and "silver__patients__race_guard" in q.split(" ")[2]
+    )
+    registry_reads = [
+        i
+        for i, q in enumerate(queries[:copy_erased])
+        if q.startswith(("select", "with")) and "privacy.savepoints" in q
+    ]
+    assert registry_reads, "the erasure never read the savepoint registry"
+    assert tombstone < registry_reads[-1] < copy_erased, (tombstone, registry_reads, copy_erased)

@@ -388,6 +388,37 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
     assert _statuses(dbt.invoke(*check)) == ["pass"]
 
 
+def test_a_file_in_a_subfolder_of_a_landing_source_is_ingested(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam (issue 75, 3): a date-partitioned sink writes `topic/2026/12/04/part-*.parquet`.
+    Such a file was never read and not even listed as rejected (its entity was taken
+    from the folder just above it). Guarantee: every file anywhere under a landing
+    source is read by the build and recorded, ingested or rejected with its reason."""
+    t0 = lakehouse["t0"]
+    nested = landing_dir() / "patients" / "2026" / "12" / "04"
+    nested.mkdir(parents=True, exist_ok=True)
+    good = nested / f"{PREFIX}part-00000.parquet"
+    pq.write_table(
+        pa.Table.from_pylist(
+            [_patient(8000401, "insert", t0, "Northgate")], schema=generate.SCHEMAS["patients"]
+        ),
+        good,
+    )
+    bad = nested / f"{PREFIX}part-00001.parquet"
+    bad.write_bytes(b"PAR1 a partial write")
+    try:
+        dbt.invoke(*APPLY)
+        ledger = _ledger(spark)
+        assert ledger.get(good.name) == ("ingested", 1, None), ledger
+        assert ledger.get(bad.name, ("",))[0] == "rejected", ledger
+        assert _bronze(spark)["P8000401"][0] == "Northgate"
+        bad.unlink()
+        assert _bronze(spark) == _expected(erased=(ERASED,))
+    finally:
+        shutil.rmtree(landing_dir() / "patients" / "2026")
+
+
 def _landing_table(spark: SparkSession, name: str) -> dict[str, str]:
     """Location and storage properties of a landing table, as SHOW TABLE EXTENDED
     prints them (what create_landing_tables reads)."""

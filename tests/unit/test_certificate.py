@@ -309,3 +309,20 @@ def test_an_open_or_unknown_request_gets_no_certificate(warehouse: Path) -> None
         certificate.main(["--request-id", "acc-1' or '1'='1"])
     with pytest.raises(certificate.CertificateError, match="--request-id of an erasure"):
         certificate.main(["--request-id", ACCESS, "--witness", "w.json"])
+
+
+def test_a_request_id_read_back_from_a_log_never_names_a_file_outside_its_folder(
+    tmp_path: Path,
+) -> None:
+    """Seam (issue 75, 10): request ids read back from the request logs (tables any
+    writer of the lakehouse can insert into) became file names unchecked: a certificate
+    of `../../x` was written outside the certificates folder. Guarantee: an id that is
+    not one the project writes names no file, and nothing is written."""
+    from python_jobs import certificate
+    from python_jobs.project import ProjectError
+
+    folder = tmp_path / "reports" / "certificates"
+    forged = {"request": {"request_id": "../../escaped"}, "format": "x"}
+    with pytest.raises(ProjectError, match="names no file"):
+        certificate.write(forged, folder)
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []

@@ -564,3 +564,20 @@ def test_every_format_and_folder_of_the_landing_zone_is_purged(tmp_path: Path) -
     assert "late.parquet: cannot be decoded" in findings[0]
     assert "stray.ndjson.gz: an erased subject's id is still there" in findings[1]
     assert "elsewhere: not a folder here" in findings[2]
+
+
+def test_the_scan_stops_when_savepoint_copies_exist_without_their_registry(
+    tmp_path: Path,
+) -> None:
+    """Seam (issue 75, 10): the forensic scan read a missing savepoint registry as "no
+    copies" while the savepoint schema held tables, and passed without scanning them.
+    Guarantee: copies nothing registers stop the scan, as kept_savepoints stops purge."""
+    copy = tmp_path / "savepoints.db" / "before_migration__silver__patients" / "_delta_log"
+    copy.mkdir(parents=True)
+    with pytest.raises(forensic_scan.ScanError, match=r"savepoint registry .* does not exist"):
+        forensic_scan.savepoint_copies([], tmp_path)
+    copy.parent.rename(tmp_path / "savepoints.db" / "not_a_table")
+    (tmp_path / "savepoints.db" / "not_a_table" / "_delta_log").rename(
+        tmp_path / "savepoints.db" / "not_a_table" / "data"
+    )
+    assert forensic_scan.savepoint_copies([], tmp_path) == []

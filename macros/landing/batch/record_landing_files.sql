@@ -65,7 +65,7 @@
                 where entity = '{{ entity }}' and reason = 'no key in the vault for the subject'
                 group by source_file
             ) as waiting
-                on element_at(split(batch.file_path, '/'), -1) = waiting.source_file
+                on {{ gdpr_lakehouse._landing_file_name(entity, 'batch.file_path') }} = waiting.source_file
             where batch.entity = '{{ entity }}' and batch.invocation_id = '{{ invocation_id }}'
         ) as files
         on ledger.file_path = files.file_path

@@ -5,14 +5,15 @@
     build's landing files, macros/landing/batch/), with
         event_op        insert | update | delete (case-insensitive; Debezium's c and r
                         read as insert, u as update, d as delete), null when unknown
-        event_file      the landing file's name, event_row its row index in the file
+        event_file      the landing file's path under the table's folder (its name for
+                        a file directly there), event_row its row index in the file
 
     cdc_valid_events(relation, key, batch_only): the events that can be applied (no
     rule of cdc_event_issue broken), with event_op_rank 0 insert, 1 update, 2 delete.
 
     cdc_latest_events(relation, key): per key, the newest valid event. An event is
     newer than another when its _source_ts is later; at one _source_ts a delete beats
-    an update beats an insert; then the later file name wins, then the later row of
+    an update beats an insert; then the later file path wins, then the later row of
     the file. That order is total and depends on the landing files only, never on the
     order they arrived in, so late events, the same second split over two files, a
     backfill, batches landed out of order and a replayed file all give the same state.
@@ -37,10 +38,22 @@
             when 'update' then 'update' when 'u' then 'update'
             when 'delete' then 'delete' when 'd' then 'delete'
         end as event_op,
-        events._metadata.file_name as event_file,
+        {{ gdpr_lakehouse._landing_file_name(relation.identifier, 'events._metadata.file_path') }} as event_file,
         events._metadata.row_index as event_row
     from {{ relation }} as events
     {%- if batch_only %}
     where {{ gdpr_lakehouse.landing_batch_predicate(relation.identifier, 'events') }}
     {%- endif %}
+{%- endmacro %}
+
+{#- A landing file's name as bronze records it (source_file, the order's tie-break):
+    its path under the landing table's folder, e.g. 2026/12/04/part-0.parquet for a
+    date-partitioned sink's file (two days' part-0.parquet never meet), its bare name for
+    a file directly in the folder. `path` is a SQL expression of the file's full path. -#}
+{% macro _landing_file_name(entity, path) -%}
+    {%- set location = gdpr_lakehouse.landing_locations([entity]).get(entity) -%}
+    {%- if location -%}
+        {{ return('substring(' ~ path ~ ', ' ~ (location | length + 2) ~ ')') }}
+    {%- endif -%}
+    {{ return('element_at(split(' ~ path ~ ", '/'), -1)") }}
 {%- endmacro %}

@@ -3,7 +3,8 @@
     external table over its folder under var landing_path, with the columns and types
     its yml declares (a new, empty landing zone still has a schema), then REFRESH it so
     files that arrived since are seen. Reads the sources from the graph: no list here.
-    Each is read with ignoreCorruptFiles: a file Spark cannot read as declared (not
+    Each reads every file under its folder, at any depth (recursiveFileLookup), with
+    ignoreCorruptFiles: a file Spark cannot read as declared (not
     Parquet, or a column whose type cannot be cast) is skipped, never the whole build;
     bronze.landing_ledger records it as rejected and it is tried again at every build
     until fixed. For the demo's ledger, landing.landing_files lists every file under
@@ -37,7 +38,7 @@
             {%- endfor -%}
             {%- do tables.append({'schema': source.schema, 'identifier': source.identifier, 'option': true,
                 'create': '(' ~ columns | join(', ') ~ ') using ' ~ format
-                    ~ " options (ignoreCorruptFiles 'true') location '" ~ root ~ '/' ~ source.identifier ~ "'"}) -%}
+                    ~ " options (" ~ gdpr_lakehouse._landing_options() ~ ") location '" ~ root ~ '/' ~ source.identifier ~ "'"}) -%}
         {%- endfor -%}
         {%- if gdpr_lakehouse.demo_enabled() -%}
             {%- set files = gdpr_lakehouse.landing_files_relation() -%}
@@ -57,9 +58,9 @@
                     {%- do made.append(table.schema) -%}
                 {%- endif -%}
                 {%- do run_query('create table if not exists ' ~ name ~ ' ' ~ table.create) -%}
-            {%- elif table.option and not state.ignores_corrupt_files -%}
-                {#- a table made before the option existed takes it -#}
-                {%- do run_query('alter table ' ~ name ~ " set serdeproperties ('ignoreCorruptFiles' = 'true')") -%}
+            {%- elif table.option and not state.has_options -%}
+                {#- a table made before the options existed takes them -#}
+                {%- do run_query('alter table ' ~ name ~ " set serdeproperties (" ~ gdpr_lakehouse._landing_options(' = ') ~ ")") -%}
             {%- endif -%}
             {%- do run_query('refresh table ' ~ name) -%}
         {%- endfor -%}
@@ -67,8 +68,15 @@
     {{ return('') }}
 {%- endmacro %}
 
+{#- The options of every landing table: skip a file Spark cannot read as declared (the
+    ledger records it rejected), and read every file under the table's folder, at any
+    depth (a date-partitioned sink's topic/2026/12/04/part-0.parquet). -#}
+{% macro _landing_options(separator=' ') -%}
+    {{ return("'ignoreCorruptFiles'" ~ separator ~ "'true', 'recursiveFileLookup'" ~ separator ~ "'true'") }}
+{%- endmacro %}
+
 {#- The landing tables registered in these schemas: {'schema.table' (lower case):
-    {'ignores_corrupt_files': whether its storage properties say ignoreCorruptFiles=true}}.
+    {'has_options': whether its storage properties hold every _landing_options()}}.
     One SHOW SCHEMAS, then one SHOW TABLE EXTENDED per schema that exists. -#}
 {% macro _registered_landing_tables(schemas) -%}
     {%- set present = run_query('show schemas').columns[0].values() | map('lower') | list -%}
@@ -76,8 +84,9 @@
     {%- for schema in schemas if schema | lower in present -%}
         {%- for row in run_query('show table extended in ' ~ schema ~ " like '*'") if not row[2] -%}
             {%- set storage = modules.re.search('(?m)^Storage Properties: \\[(.*)\\]$', row[3] or '') -%}
-            {%- do found.update({(schema ~ '.' ~ row[1]) | lower: {'ignores_corrupt_files':
-                storage is not none and 'ignoreCorruptFiles=true' in storage.group(1).split(', ')}}) -%}
+            {%- set held = storage.group(1).split(', ') if storage is not none else [] -%}
+            {%- do found.update({(schema ~ '.' ~ row[1]) | lower: {'has_options':
+                'ignoreCorruptFiles=true' in held and 'recursiveFileLookup=true' in held}}) -%}
         {%- endfor -%}
     {%- endfor -%}
     {{ return(found) }}
