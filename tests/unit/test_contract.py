@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.jinja_harness import Jinja
 
 
@@ -231,3 +233,64 @@ def test_a_retired_column_an_upgraded_table_keeps_needs_no_class(jinja: Jinja) -
         {"model.x.gold": ["encounter_count", "last_ingested_at", "email", "extra"]},
     )
     assert sorted(column for _, column, _ in found) == ["email", "email", "extra"]
+
+
+def test_a_subject_type_no_feed_keys_is_a_contract_problem(jinja: Jinja) -> None:
+    """Seam (issue 75, 7): a model whose subject_type matches no subject feed (a plural,
+    a rename) was silently exempt from erasure: gdpr_erase erases a relation only for
+    requests of its type, and no request is ever of a type the vault does not key.
+    Guarantee: the contract check names it, with the types the feeds key."""
+    privacy = {
+        "subject_key": "patient_pseudonym",
+        "subject_key_kind": "pseudonym",
+        "on_erasure": "delete",
+        "pii_columns": [],
+        "classes": {"direct_identifier": ["patient_pseudonym"]},
+    }
+    nodes = [
+        _node("model.x.known", privacy | {"subject_type": "patient"}),
+        _node("model.x.plural", privacy | {"subject_type": "patients"}),
+        _node("model.x.any", privacy),
+    ]
+    columns = {
+        uid: ["patient_pseudonym"] for uid in ("model.x.known", "model.x.plural", "model.x.any")
+    }
+    call = (
+        "{{ tojson(gdpr_lakehouse.privacy_contract_problems("
+        + json.dumps(nodes)
+        + ", "
+        + json.dumps(columns)
+        + ", subject_types=['patient', 'user'])) }}"
+    )
+    assert json.loads(jinja.compile_inline(call)) == [
+        [
+            "model.x.plural",
+            "",
+            "subject_type patients matches no subject feed (the vault keys: patient, user): "
+            "no erasure request is ever of that type, so its rows would never be erased",
+        ]
+    ]
+
+
+def test_gdpr_erase_refuses_a_plan_with_a_subject_type_no_feed_keys(jinja: Jinja) -> None:
+    """The same seam at the operation: gdpr_erase stops before any write while a
+    relation of its plan declares a type the vault keys no subject of."""
+    from types import SimpleNamespace
+
+    from python_jobs.macros import Macros
+
+    def source(source_name: str, table: str) -> SimpleNamespace:
+        return SimpleNamespace(schema=source_name, identifier=table)
+
+    macros = jinja.macros({"source": source})
+    assert macros.subject_types() == ["patient", "user"]
+    plan = [
+        {"relation_name": "silver.patients", "subject_type": "patient"},
+        {"relation_name": "privacy.subject_keys", "subject_type": None},
+    ]
+    assert str(macros.assert_known_subject_types(plan, "gdpr_erase")).strip() == ""
+    plan.append({"relation_name": "gold.patient_visits", "subject_type": "patients"})
+    with pytest.raises(
+        Macros.CompilerError, match=r"gold\.patient_visits declares subject_type patients"
+    ):
+        macros.assert_known_subject_types(plan, "gdpr_erase")

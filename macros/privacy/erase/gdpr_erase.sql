@@ -7,7 +7,9 @@
       1. legal holds: requests of subjects under hold become `held` and are left alone;
       2. claim the open requests (pending, failed, or erasing after a crash) as one batch;
       3. tombstone the subjects (keyed hash), so ingestion, rebuilds and snapshots can
-         never bring them back (a write already under way is caught by step 6);
+         never bring them back (a write already under way is caught by step 6); only
+         then read the plan's savepoint copies (a savepoint taken meanwhile re-erases its
+         copy with the tombstone: it reads the tombstones after copying);
       4. per relation of the plan (erasure_plan: from the graph, DAG order), ONE batched
          MERGE against the whole batch (a small batch's MERGE reads only the files whose
          key range holds one of its pseudonym prefixes): WHEN MATCHED THEN DELETE, or UPDATE ... SET
@@ -43,8 +45,9 @@
     {%- do gdpr_lakehouse._validate_text(requested_by, 'requested_by', max_length=128) -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- do gdpr_lakehouse.assert_key_envelope() -%}
-
-    {%- set plan = gdpr_lakehouse.erasure_plan() -%}
+    {#- a relation whose subject_type no subject feed keys would never be erased: refused
+        before any write (a savepoint's copy has its relation's type) -#}
+    {%- do gdpr_lakehouse.assert_known_subject_types(gdpr_lakehouse.erasure_plan(savepoints=false), 'gdpr_erase') -%}
     {%- set ctx = {
         'requests': gdpr_lakehouse._control_relation('privacy_erasure_requests'),
         'evidence': gdpr_lakehouse._control_relation('privacy_erasure_evidence'),
@@ -56,7 +59,7 @@
         'pruning': gdpr_lakehouse._pruning_settings(),
     } -%}
     {%- if dry_run -%}
-        {{ return(gdpr_lakehouse._erasure_dry_run(plan, ctx, ids)) }}
+        {{ return(gdpr_lakehouse._erasure_dry_run(gdpr_lakehouse.erasure_plan(), ctx, ids)) }}
     {%- endif -%}
     {%- if ids is not none -%}
         {%- do gdpr_lakehouse.request_erasure(ids, reason, requested_by) -%}
@@ -112,12 +115,16 @@
         the commits' Change Data Feed splits them per request -#}
     {%- do ctx.update({'request_ids': request_ids if request_ids | length <= 50 else none, 'batches': batches, 'types': types,
                        'single': request_ids | length == 1}) -%}
-    {%- do print('gdpr_erase: batch ' ~ ctx.batch ~ ': ' ~ request_ids | length ~ ' request(s), '
-        ~ plan | length ~ ' relation(s) in the plan' ~ ('; resuming the interrupted batch' if ctx.get('resumed') else '')) -%}
 
     {#- 3. tombstones first: nothing re-ingests these subjects from here on -#}
     {%- do run_query(gdpr_lakehouse._tombstone_sql(ctx)) -%}
     {%- do gdpr_lakehouse._crash_point('tombstone') -%}
+    {#- the plan, savepoint copies included, read only now: a savepoint registered from
+        here on re-erases its copy with these tombstones (it reads them after copying);
+        one registered before is in the plan -#}
+    {%- set plan = gdpr_lakehouse.erasure_plan() -%}
+    {%- do print('gdpr_erase: batch ' ~ ctx.batch ~ ': ' ~ request_ids | length ~ ' request(s), '
+        ~ plan | length ~ ' relation(s) in the plan' ~ ('; resuming the interrupted batch' if ctx.get('resumed') else '')) -%}
     {#- the batch, with each subject's pseudonym from its tombstone, computed once for
         every write and check below (_cache_batch) -#}
     {%- do ctx.update({'batch_cache': gdpr_lakehouse._cache_batch(ctx)}) -%}

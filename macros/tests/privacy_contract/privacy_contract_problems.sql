@@ -1,11 +1,12 @@
-{% macro privacy_contract_problems(nodes, columns_by_node, unbuilt=none) -%}
-    {{ return(adapter.dispatch('privacy_contract_problems', 'gdpr_lakehouse')(nodes, columns_by_node, unbuilt)) }}
+{% macro privacy_contract_problems(nodes, columns_by_node, unbuilt=none, subject_types=none) -%}
+    {{ return(adapter.dispatch('privacy_contract_problems', 'gdpr_lakehouse')(nodes, columns_by_node, unbuilt, subject_types)) }}
 {%- endmacro %}
 
 {#- unbuilt: ids of nodes whose relation does not exist yet (a first `dbt build` runs
     this test before the models): their columns are only the documented ones, so a
-    class naming another column is not yet known to be wrong. -#}
-{% macro spark__privacy_contract_problems(nodes, columns_by_node, unbuilt=none) -%}
+    class naming another column is not yet known to be wrong. subject_types: the types
+    the subject feeds key (subject_types()); a subject_type outside them is a problem. -#}
+{% macro spark__privacy_contract_problems(nodes, columns_by_node, unbuilt=none, subject_types=none) -%}
     {%- set problems = [] -%}
     {%- set pattern = gdpr_lakehouse.pii_column_pattern() -%}
     {%- for node in nodes -%}
@@ -19,6 +20,11 @@
             {%- endif -%}
             {%- if on_erasure in ('delete', 'anonymize') and not privacy.get('subject_key') -%}
                 {%- do problems.append([node.unique_id, '', 'on_erasure ' ~ on_erasure ~ ' needs a subject_key']) -%}
+            {%- endif -%}
+            {%- set kind = privacy.get('subject_type') -%}
+            {%- if kind and subject_types is not none and kind not in subject_types -%}
+                {%- do problems.append([node.unique_id, '', 'subject_type ' ~ kind ~ ' matches no subject feed (the vault keys: '
+                    ~ subject_types | join(', ') ~ '): no erasure request is ever of that type, so its rows would never be erased']) -%}
             {%- endif -%}
             {%- set declared = privacy.get('pii_columns') or [] -%}
             {%- set columns = columns_by_node.get(node.unique_id, []) | map('lower') | list -%}
