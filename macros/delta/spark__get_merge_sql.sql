@@ -9,8 +9,11 @@
     000's upsert). With `cdc_sequence_by` too (a list of the target's columns, e.g.
     [source_seq, source_op_rank, source_file, source_row]) both matched clauses
     apply only when the event's sequence is greater than the row's (compared in list
-    order): a late, replayed or stale event never overwrites a newer state. Without
-    either, identical to dbt-spark's spark__get_merge_sql.
+    order): a late, replayed or stale event never overwrites a newer state. With
+    `merge_insert_only: true`, only `when not matched then insert *`: a row is never
+    changed, and the MERGE reads the table it writes, so a concurrent writer of the same
+    keys fails instead of adding a second row (the vault: one key per subject). Without
+    these, identical to dbt-spark's spark__get_merge_sql.
 #}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
   {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
@@ -21,6 +24,10 @@
   {%- set delete_condition = config.get('cdc_delete_condition') -%}
   {%- if delete_condition and (';' in delete_condition or '--' in delete_condition) -%}
       {%- do exceptions.raise_compiler_error("cdc_delete_condition must be one boolean expression, without ; or --") -%}
+  {%- endif -%}
+  {%- set insert_only = config.get('merge_insert_only', false) -%}
+  {%- if insert_only not in (true, false) or (insert_only and delete_condition) -%}
+      {%- do exceptions.raise_compiler_error("merge_insert_only must be true or false, and true only without cdc_delete_condition") -%}
   {%- endif -%}
   {%- set sequence_by = config.get('cdc_sequence_by') or [] -%}
   {%- set newer = [] -%}
@@ -59,6 +66,7 @@
   merge into {{ target }} as DBT_INTERNAL_DEST
       using {{ source }} as DBT_INTERNAL_SOURCE
       on {{ predicates | join(' and ') }}
+      {% if not insert_only %}
       {% if delete_condition %}
       when matched and (DBT_INTERNAL_SOURCE.{{ delete_condition }}){{ newer | join }} then delete
       {% endif %}
@@ -68,5 +76,6 @@
             {%- if not loop.last %}, {%- endif %}
         {%- endfor %}
         {%- else %} * {% endif %}
+      {% endif %}
       when not matched {% if delete_condition %}and not (DBT_INTERNAL_SOURCE.{{ delete_condition }}){% endif %} then insert *
 {% endmacro %}

@@ -1,7 +1,12 @@
+{#- an insert-only MERGE on subject_id, not an append: an append is blind to a
+    concurrent build's, so two builds could key one subject twice; a MERGE reads the
+    vault it writes, and Delta fails the second of two racing builds -#}
 {{
     config(
         materialized='incremental',
-        incremental_strategy='append',
+        incremental_strategy='merge',
+        unique_key='subject_id',
+        merge_insert_only=true,
         full_refresh=false,
         post_hook=["{{ gdpr_lakehouse.record_key_envelope(this) }}"],
     )

@@ -3,9 +3,9 @@
 {#- No landing event is lost: per key, bronze holds the newest valid event of the
     landing zone (source time, keyed as bronze stores it: macro source_seq; then delete > update > insert; a key whose newest event
     is a delete is absent), recomputed here from the landing files. Keys of erased
-    subjects are skipped (orders are kept, anonymized), and so are events waiting for
-    their subject's vault key (bronze.rejected_events lists them: macro
-    cdc_event_has_key). A subject's own record is stored under the pseudonym the vault
+    subjects are skipped (orders are kept, anonymized); an event waiting for its
+    subject's vault key (macro cdc_event_has_key) is not in bronze and must be listed
+    in bronze.rejected_events. A subject's own record is stored under the pseudonym the vault
     gives its key, any other under its key hashed under the tombstone key
     (cdc_landing_entities stored_key). Fails after files land and
     before the next build (meta.fix). -#}
@@ -51,6 +51,29 @@ with vault as (
         {%- endif %}
 ),
 
+{{ entity.name }}_unlisted as (
+    select
+        '{{ entity.name }}' as entity,
+        newest.event_record_ref as record_key,
+        newest.event_seq as expected_source_seq,
+        cast(null as bigint) as bronze_source_seq
+    from (
+        select
+            *,
+            {{ gdpr_lakehouse.unless_tombstoned('newest.' ~ entity.subject) }} as living_subject_id
+        from {{ entity.name }}_newest as newest
+    ) as newest
+    left join vault on newest.{{ entity.subject }} = vault.subject_id
+    left join {{ ref('bronze_rejected_events') }} as listed
+        on
+            listed.entity = '{{ entity.name }}'
+            and newest.event_file = listed.source_file
+            and newest.event_row = listed.source_row
+    where
+        not {{ gdpr_lakehouse.cdc_event_has_key('newest', 'living_subject_id') }}
+        and listed.source_file is null
+),
+
 {{ entity.name }}_differences as (
     select
         '{{ entity.name }}' as entity,
@@ -65,6 +88,8 @@ with vault as (
         or applied.{{ entity.stored_key }} is null
         or expected.source_seq != applied.source_seq
         or expected.source_op_rank != applied.source_op_rank
+    union all
+    select * from {{ entity.name }}_unlisted
 ),
 
 {% endfor %}

@@ -365,6 +365,45 @@ def test_compliance_catches_a_bare_restore_and_restore_version_mends_it(
     assert _test_statuses(result) == ["pass"]
 
 
+def test_a_resurrection_made_outside_the_engine_is_repaired_and_never_reported_erased(
+    history: dict, cascaded: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam (issue 75, 6): a rollback made outside the engine (a RESTORE TABLE typed by
+    hand, a backup copied in) brings an erased patient back, and the compliance test
+    says so; but erasing the patient again erased nothing keyed by pseudonym (the
+    tombstone keeps only a keyed hash of it once the erasure is done) and reported
+    `erased`. Guarantee: gdpr_erase of a subject erased before re-applies every
+    tombstone to every relation of the plan, and so does reapply_erasures, the
+    operation the compliance test names as its fix (dry run first: it counts, changes
+    nothing); a second run finds nothing to do."""
+    pseudonym = history["pseudonym"]
+    spark.sql(
+        f"restore table silver.patients to version as of {history['before']['silver.patients']}"
+    )
+    assert _count(spark, "silver.patients", "patient_pseudonym", pseudonym) == 1
+    # erased again, as a user would first try: the patient must not be left behind
+    dbt.operation("gdpr_erase", {"subject_ids": [history["patient"]], "reason": "again"})
+    assert _count(spark, "silver.patients", "patient_pseudonym", pseudonym) == 0
+    # the same rollback again, repaired by the operation the compliance test names
+    again = _latest(spark, "silver.patients")
+    spark.sql(
+        f"restore table silver.patients to version as of {history['before']['silver.patients']}"
+    )
+    result = dbt.invoke("test", "--select", "no_erased_subject_present", expect_success=False)
+    assert _test_statuses(result) == ["fail"]
+    [test] = [r for r in result.result.results if r.node.resource_type == "test"]
+    assert test.node.config.meta["fix"] == "dbt run-operation reapply_erasures"
+    dbt.operation("reapply_erasures", {"dry_run": True})
+    assert _count(spark, "silver.patients", "patient_pseudonym", pseudonym) == 1
+    dbt.operation("reapply_erasures")
+    assert _count(spark, "silver.patients", "patient_pseudonym", pseudonym) == 0
+    result = dbt.invoke("test", "--select", "no_erased_subject_present")
+    assert _test_statuses(result) == ["pass"]
+    written = _latest(spark, "silver.patients")
+    dbt.operation("reapply_erasures")
+    assert _latest(spark, "silver.patients") == written > again
+
+
 def _test_statuses(result) -> list[str]:
     """The statuses of the tests a `dbt test` ran (not its hooks)."""
     return [str(r.status) for r in result.result.results if r.node.resource_type == "test"]
