@@ -273,12 +273,18 @@ def read_source(
     fields = spark.sql(f"select * from {ref} version as of {version}").schema.fields
     pii = set(source.relation.privacy.get("pii_columns") or [])
     is_vault = source.relation.privacy.get("role") == "vault"
-    selected, decrypted, columns = [], [], []
+    # Art. 15(4): other people's data (who placed a hold) and the operator's confidential
+    # reasons are not the subject's to receive; the contract lists them
+    withheld = {str(c).lower() for c in source.relation.privacy.get("withheld_from_access") or []}
+    selected, decrypted, columns, left_out = [], [], [], []
     for column in fields:
         name = column.name
         quoted = f"`{name}`"
         if is_vault and name == "data_key":
             continue  # a key is never exported
+        if name.lower() in withheld:
+            left_out.append(name)
+            continue
         if column.dataType.typeName() == "binary" and (name in pii or name.endswith("_enc")):
             plain = name.removesuffix("_enc")
             decrypt = str(macros.decrypt_pii(f"rows.{quoted}", "subject_key")).strip()
@@ -315,6 +321,7 @@ def read_source(
         "rows": rows,
         "columns": columns,
         "decrypted_columns": [name.removesuffix("_enc") for name in decrypted],
+        "withheld_columns": left_out,
         "undecryptable_values": unreadable,
     }
 
@@ -366,6 +373,18 @@ def summary_markdown(package: dict[str, Any]) -> str:
         "its `.csv` file. `manifest.json` lists every file's SHA-256.",
         "",
     ]
+    withheld = [
+        f"{item['relation']} ({', '.join(item['withheld_columns'])})"
+        for item in package["relations"]
+        if item.get("withheld_columns")
+    ]
+    if withheld:
+        lines += [
+            "Withheld because they are other people's data or confidential (GDPR Art. 15(4)): "
+            + "; ".join(withheld)
+            + ".",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -401,6 +420,7 @@ def write_package(folder: Path, request: dict[str, Any], extracts: list[dict[str
                 "rows": len(extract["rows"]),
                 "columns": extract["columns"],
                 "decrypted_columns": extract["decrypted_columns"],
+                "withheld_columns": extract["withheld_columns"],
                 "undecryptable_values": extract["undecryptable_values"],
                 "files": sorted(files),
                 "sha256": files,

@@ -147,6 +147,36 @@ def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
     assert patient["email"] not in " ".join(str(value) for value in request)
 
 
+def test_an_export_holds_the_subjects_own_data_not_other_peoples(
+    built: None, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam (issue 75, 10): the Art. 15 export copied every column of every relation
+    keyed by the subject, control tables included: the name of the member of staff
+    who placed a legal hold on them, and the hold's confidential reason. Guarantee
+    (Art. 15(4)): the columns a contract lists in withheld_from_access (other people's
+    data, the operator's confidential reasons) are not exported, and the package says
+    which were withheld."""
+    subject_id = _subject(spark, "patient", 7)
+    staff, reason = "Dr Imogen Staffmember", "litigation case 2026-77 (confidential)"
+    dbt.operation("legal_hold", {"subject_ids": [subject_id], "reason": reason, "placed_by": staff})
+    try:
+        assert (
+            subject_access.main(["--subject-id", subject_id, "--requested-by", "dpo"], spark) == 0
+        )
+    finally:
+        dbt.operation("legal_hold", {"subject_ids": [subject_id], "release": True})
+    [request] = _requests(spark, subject_id)
+    folder = Path(request["export_path"])
+    package = json.loads((folder / "manifest.json").read_text())
+    holds = next(i for i in package["relations"] if i["relation"] == "privacy.legal_holds")
+    assert {"placed_by", "reason"} <= set(holds["withheld_columns"]), holds
+    for path in folder.iterdir():
+        text = path.read_text()
+        assert staff not in text and reason not in text, path.name
+    [hold] = json.loads((folder / "privacy.legal_holds.json").read_text())
+    assert hold["subject_id"] == subject_id and "placed_by" not in hold
+
+
 def test_no_data_held_refused_and_bad_input(
     built: None, spark: SparkSession, lakehouse_dir: Path
 ) -> None:

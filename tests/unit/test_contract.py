@@ -294,3 +294,24 @@ def test_gdpr_erase_refuses_a_plan_with_a_subject_type_no_feed_keys(jinja: Jinja
         Macros.CompilerError, match=r"gold\.patient_visits declares subject_type patients"
     ):
         macros.assert_known_subject_types(plan, "gdpr_erase")
+
+
+def test_a_withheld_column_the_node_does_not_have_is_a_contract_problem(jinja: Jinja) -> None:
+    """A typo in withheld_from_access would export the column it meant to withhold."""
+    privacy = {
+        "subject_key": "subject_id",
+        "on_erasure": "retain",
+        "pii_columns": [],
+        "withheld_from_access": ["placed_by", "placd_by"],
+        "classes": {"direct_identifier": ["subject_id", "placed_by"]},
+    }
+    problems = _problems(
+        jinja, [_node("model.x.holds", privacy)], {"model.x.holds": ["subject_id", "placed_by"]}
+    )
+    assert problems == [
+        [
+            "model.x.holds",
+            "placd_by",
+            "is in withheld_from_access but is no column of the node: it would be exported",
+        ]
+    ]

@@ -21,6 +21,14 @@
             {%- if on_erasure in ('delete', 'anonymize') and not privacy.get('subject_key') -%}
                 {%- do problems.append([node.unique_id, '', 'on_erasure ' ~ on_erasure ~ ' needs a subject_key']) -%}
             {%- endif -%}
+            {%- set withheld = privacy.get('withheld_from_access') or [] -%}
+            {%- if withheld is string or withheld is not iterable or withheld is mapping -%}
+                {%- do problems.append([node.unique_id, '', 'meta.privacy.withheld_from_access must be a list of column names']) -%}
+            {%- elif node.unique_id not in (unbuilt or []) -%}
+                {%- for column in withheld if (column | string | lower) not in columns_by_node.get(node.unique_id, []) | map('lower') | list -%}
+                    {%- do problems.append([node.unique_id, column | string, 'is in withheld_from_access but is no column of the node: it would be exported']) -%}
+                {%- endfor -%}
+            {%- endif -%}
             {%- set kind = privacy.get('subject_type') -%}
             {%- if kind and subject_types is not none and kind not in subject_types -%}
                 {%- do problems.append([node.unique_id, '', 'subject_type ' ~ kind ~ ' matches no subject feed (the vault keys: '
