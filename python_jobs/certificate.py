@@ -176,7 +176,9 @@ def _scan_verdict(
         "residues": counts,
         "files": stats["files"],
         "relations": stats["relations"],
-        "areas": list(AREAS),
+        # what was scanned, and what was looked for and not there: never claimed scanned
+        "areas": ["relations", *stats["area_names"]],
+        "not_scanned": stats["not_scanned"],
         "looked_for": looked_for(witness.needles()),
     }
 
@@ -304,6 +306,11 @@ def render_html(certificate: dict[str, Any]) -> str:
             f"{scanned['residues']['unreadable']} unreadable (key destroyed), "
             f"{scanned['residues']['retained']} retained by contract; {scanned['files']} files of "
             f"{scanned['relations']} relations and {', '.join(scanned['areas'])} scanned at {scanned['at']}"
+            + (
+                f"; NOT scanned: {', '.join(scanned['not_scanned'])}"
+                if scanned.get("not_scanned")
+                else ""
+            )
         )
     else:
         verdict = f"not performed: {scanned['why']}"

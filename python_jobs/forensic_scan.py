@@ -451,8 +451,14 @@ def _decrypt(key: bytes, cipher: bytes) -> bytes:
 
 
 def areas(
-    relations: list[DeltaRelation], warehouse: Path, landing: Path, selected: tuple[str, ...]
+    relations: list[DeltaRelation],
+    warehouse: Path,
+    landing: Path,
+    selected: tuple[str, ...],
+    missing: list[str] | None = None,
 ) -> list[Area]:
+    """The areas to scan; each selected one that is not there is added to `missing` as
+    "<label> (<where it was looked for>: not there)": never scanned, never called scanned."""
     found: list[Area] = []
     if "relations" in selected:
         for relation in relations:
@@ -476,7 +482,11 @@ def areas(
     }
     for name in AREAS[1:]:
         if name in selected:
-            found += [Area(name, root, label) for root, label in places[name] if root.exists()]
+            for root, label in places[name]:
+                if root.exists():
+                    found.append(Area(name, root, label))
+                elif missing is not None:
+                    missing.append(f"{label} ({root}: not there)")
     return found
 
 
@@ -687,9 +697,16 @@ def scan(
     needles = witness.needles()
     key = data_key(witness.key)
     started = time.perf_counter()
-    stats = {"files": 0, "bytes": 0, "relations": 0, "areas": []}
+    stats: dict[str, Any] = {
+        "files": 0,
+        "bytes": 0,
+        "relations": 0,
+        "areas": [],
+        "area_names": [],
+        "not_scanned": [],
+    }
     pending: list[tuple[Area, Path, str, _Found, bool]] = []
-    places = areas(relations, warehouse, landing, selected)
+    places = areas(relations, warehouse, landing, selected, stats["not_scanned"])
     absent = [
         f"{place.location} ({place.root})"
         for place in places
@@ -709,6 +726,8 @@ def scan(
             stats["relations"] += 1
         elif place.location not in stats["areas"]:
             stats["areas"].append(place.location)
+            if place.name not in stats["area_names"]:
+                stats["area_names"].append(place.name)
         for path in files_of(place, claimed):
             if path.resolve() in skip:  # the witness file itself, wherever it was kept
                 continue
@@ -931,6 +950,8 @@ def print_report(witness: Witness, residues: list[Residue], stats: dict[str, Any
         f"{stats['files']:,} files ({stats['bytes'] / 1e6:.1f} MB) of {stats['relations']} relations"
         f"{' and ' + ', '.join(stats['areas']) if stats['areas'] else ''} in {stats['seconds']} s"
     )
+    for place in stats.get("not_scanned", []):
+        print(f"  NOT scanned: {place}")
     if witness.key is None:
         print(
             "  no witness key: ciphertext cannot be recognised (capture a witness before erasure)"

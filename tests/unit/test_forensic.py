@@ -581,3 +581,23 @@ def test_the_scan_stops_when_savepoint_copies_exist_without_their_registry(
         tmp_path / "savepoints.db" / "not_a_table" / "data"
     )
     assert forensic_scan.savepoint_copies([], tmp_path) == []
+
+
+def test_a_certificate_lists_only_the_areas_it_scanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seam (issue 75, 8): an area that does not exist where the scan looks (a landing
+    path given by --vars, a remote landing zone) was skipped without a word, and the
+    certificate still listed every area as scanned. Guarantee: the certificate lists
+    what was scanned, and names what was not, with where it was looked for."""
+    from python_jobs import certificate
+
+    relations = _lakehouse(tmp_path, 60, None)
+    elsewhere = tmp_path / "landing-given-by-vars"
+    monkeypatch.setattr(certificate, "landing_dir", lambda: elsewhere)
+    witness = forensic_scan.Witness("P0000006", "patient", "ab" * 32, bytes([7]) * 32)
+    scanned = certificate._scan_verdict(
+        {"request_id": "req-x", "subject_id": "P0000006"}, relations, tmp_path / "w", witness
+    )
+    assert "landing" not in scanned["areas"]
+    assert f"landing zone ({elsewhere}: not there)" in scanned["not_scanned"]
