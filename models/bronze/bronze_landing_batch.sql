@@ -3,7 +3,9 @@
 
 {#-
     This build's landing files: every file anywhere under the folder of a CDC landing
-    table, minus the ones the ledger records as ingested (same path, same size).
+    table, minus the ones the ledger records as ingested (same path, size and
+    modification time: a file replaced in place, even by one of the same size, is read
+    again).
     Rebuilt at every run and stamped with the invocation that listed it: the bronze
     models read only these files, and their post-hooks record them in the ledger only
     when this invocation listed them (macros/landing/batch/). A path with
@@ -31,7 +33,8 @@ with listed as (
 ingested as (
     select
         file_path,
-        file_size
+        file_size,
+        file_modified_at
     from {{ ref('bronze_landing_ledger') }}
     where status = 'ingested'
 ),
@@ -53,6 +56,7 @@ final as (
         on
             listed.file_path = ingested.file_path
             and listed.file_size = ingested.file_size
+            and listed.file_modified_at = ingested.file_modified_at
     where listed.entity in ('{{ entities | join("', '") }}')
 )
 

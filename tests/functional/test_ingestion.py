@@ -15,6 +15,7 @@ same order in SQL, fails while landed events wait and passes once they are appli
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -253,15 +254,33 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     assert ours() == set()
     assert _ledger(spark)[f"{PREFIX}a.parquet"] == ("ingested", 11, None)
 
-    # the same file landed again (same bytes, a new modification time): not read again
+    # the same file landed again (same bytes, a new modification time): read again once
+    # (its identity is path, size and time), and it changes nothing
     landed = folder / f"{PREFIX}a.parquet"
     data = landed.read_bytes()
     landed.unlink()
     landed.write_bytes(data)
     version = spark.sql("describe history bronze.patients limit 1").first()["version"]
     dbt.invoke(*APPLY)
-    assert ours() == set()
+    assert ours() == {landed.name}
     assert _writes_since(spark, version) in ([], [("MERGE", "0", "0", "0")])
+    dbt.invoke(*APPLY)
+    assert ours() == set()
+
+    # Seam (issue 75, 2): a file replaced in place by a corrected one of the same size
+    # (its identity was path and size) was never read again: the correction was lost
+    corrected = folder / f"{PREFIX}g.parquet"
+    _land(corrected.name, [_patient(8000250, "insert", t0, "Eastmoor")])
+    dbt.invoke(*APPLY)
+    assert _bronze(spark)["P8000250"][0] == "Eastmoor"
+    size = corrected.stat().st_size
+    # the sender's correction: the same record, a later change, the same length
+    _land(corrected.name, [_patient(8000250, "update", t0 + timedelta(days=1), "Westmoor")])
+    assert corrected.stat().st_size == size  # same size: only the time tells them apart
+    later = corrected.stat().st_mtime + 5
+    os.utime(corrected, (later, later))
+    dbt.invoke(*APPLY)
+    assert _bronze(spark)["P8000250"][0] == "Westmoor"
 
     # a corrupt file, a column of a type that cannot be read as declared, a name that
     # cannot be written into SQL, and a good file next to them

@@ -5,7 +5,7 @@
       landing.landing_files      every file under the landing zone (binaryFile listing:
                                  path, size, time; contents never read)
       bronze.landing_batch       this build's files: listed, minus the files the ledger
-                                 records as ingested (same path and size), stamped with
+                                 records as ingested (same path, size, time), stamped with
                                  the dbt invocation that listed them
       vault, delete markers,     read only the batch's files, by a literal list of
       rejected events, bronze    paths on _metadata.file_path (Spark prunes every other
@@ -23,10 +23,11 @@
     Parquet, a column whose type cannot be cast; the landing tables skip it with
     ignoreCorruptFiles) or whose name has characters outside the allowed set is
     recorded `rejected` with the reason, and listed again at every build until it is
-    fixed (replaced: its size changes) or removed. So is a file with an event waiting
+    fixed (replaced) or removed. So is a file with an event waiting
     for a vault key (bronze run without the vault): it is read again at the next build.
-    Identity is the path and the size: the same file landed again is a no-op; a file
-    replaced under the same path by one of another size is read again.
+    Identity is the path, the size and the modification time: a file replaced under the
+    same path, even by one of the same size, is read again (the same file landed again is
+    read once more and changes nothing: an event applies only when newer).
 #}
 
 {#- This dbt invocation's id (the batch is stamped with it). -#}
