@@ -89,7 +89,7 @@ from python_jobs.project import (
 from python_jobs.relations import (
     DeltaRelation,
     delta_relations,
-    savepoint_relations,
+    registered_copies,
     savepoint_schema,
 )
 from python_jobs.request_states import is_subject_id, subject_id_pattern
@@ -234,26 +234,14 @@ def savepoint_copies(relations: list[DeltaRelation], warehouse: Path) -> list[De
     not made yet (a savepoint being created) has nothing to scan."""
     registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
     table = live_rows(registry.path(warehouse)) if registry is not None else None
-    schema = savepoint_schema()
-    folder = warehouse / f"{schema}.db"
+    folder = warehouse / f"{savepoint_schema()}.db"
     held = sorted(path.name.lower() for path in folder.glob("*") if (path / "_delta_log").is_dir())
-    if table is None:
-        if held:  # never "no copies" while copies are there: nothing says whose data
-            raise ScanError(
-                f"the savepoint schema {schema} holds {len(held)} table(s) ({', '.join(held[:3])}) "
-                "but the savepoint registry (privacy.savepoints) does not exist: they cannot be "
-                "scanned as what they copy. Run `dbt run --select privacy_savepoints`, or drop them"
-            )
-        return []
-    rows = [row for row in table.to_pylist() if row.get("status") in ("creating", "kept")]
-    copies = savepoint_relations(relations, rows)
-    strays = sorted(set(held) - {copy.identifier.lower() for copy in copies})
-    if strays:
-        raise ScanError(
-            f"{schema}.{strays[0]} (and {len(strays) - 1} other table(s)) is in the savepoint "
-            "schema but no kept savepoint holds it: it cannot be scanned as what it copies. "
-            "Drop it, or register it by making the savepoint again"
-        )
+    rows = (
+        None
+        if table is None
+        else [row for row in table.to_pylist() if row.get("status") in ("creating", "kept")]
+    )
+    copies = registered_copies(relations, held, rows)
     return [copy for copy in copies if (copy.path(warehouse) / "_delta_log").is_dir()]
 
 

@@ -184,24 +184,36 @@ def is_built(spark: SparkSession, relation: DeltaRelation | None) -> bool:
 def kept_savepoints(spark: SparkSession, relations: list[DeltaRelation]) -> list[DeltaRelation]:
     """savepoint_relations of the registry read with Spark (none before it is built)."""
     registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
-    tables = _savepoint_schema_tables(spark)
-    if not is_built(spark, registry):
-        if tables:
+    rows = None
+    if is_built(spark, registry):
+        kept = spark.sql(SAVEPOINT_KEPT_SQL.format(registry=table_ref(spark, registry))).collect()
+        rows = [row.asDict() for row in kept]
+    return registered_copies(relations, _savepoint_schema_tables(spark), rows)
+
+
+def registered_copies(
+    relations: list[DeltaRelation], held: list[str], rows: list[dict] | None
+) -> list[DeltaRelation]:
+    """The copies the registry's kept rows name (`rows`; None: there is no registry).
+    Stops while the savepoint schema holds a table (`held`, lower case) that no kept
+    savepoint names: nothing says whose data it holds, so nothing could erase from it,
+    scan it or report it. The one rule of purge, the forensic scan and the report."""
+    schema = savepoint_schema()
+    if rows is None:
+        if held:
             raise ProjectError(
-                f"the savepoint schema holds {len(tables)} table(s) ({', '.join(tables[:3])}) "
+                f"the savepoint schema {schema} holds {len(held)} table(s) ({', '.join(held[:3])}) "
                 "but the savepoint registry (privacy.savepoints) does not exist: nothing says "
                 "whose data they hold. Run `dbt run --select privacy_savepoints`, or drop them"
             )
         return []
-    rows = spark.sql(SAVEPOINT_KEPT_SQL.format(registry=table_ref(spark, registry))).collect()
-    kept = savepoint_relations(relations, [row.asDict() for row in rows])
-    strays = sorted(set(tables) - {copy.identifier.lower() for copy in kept})
+    kept = savepoint_relations(relations, rows)
+    strays = sorted(set(held) - {copy.identifier.lower() for copy in kept})
     if strays:
         raise ProjectError(
-            f"{savepoint_schema()}.{strays[0]} (and {len(strays) - 1} other table(s)) is in "
-            "the savepoint schema "
-            "but no kept savepoint holds it: nothing knows whose data it holds. Drop it, or "
-            "register it by making the savepoint again"
+            f"{schema}.{strays[0]} (and {len(strays) - 1} other table(s)) is in the savepoint "
+            "schema but no kept savepoint holds it: nothing knows whose data it holds. Drop it, "
+            "or register it by making the savepoint again"
         )
     return kept
 

@@ -19,10 +19,17 @@ with vault as (
 ),
 
 {% for entity in entities %}
-{{ entity.name }}_newest as (
+{{ entity.name }}_latest as (
     {{ gdpr_lakehouse.cdc_latest_events(source('landing', entity.name), entity.key,
         gdpr_lakehouse.anonymized_record_id('valid.' ~ entity.key),
         gdpr_lakehouse.source_seq('referenced._source_ts', 'referenced.event_record_ref')) }}
+),
+
+{{ entity.name }}_newest as (
+    select
+        latest.*,
+        {{ gdpr_lakehouse.unless_tombstoned('latest.' ~ entity.subject) }} as living_subject_id
+    from {{ entity.name }}_latest as latest
 ),
 
 {{ entity.name }}_expected as (
@@ -34,12 +41,7 @@ with vault as (
         {%- endif %}
         newest.event_seq as source_seq,
         newest.event_op_rank as source_op_rank
-    from (
-        select
-            *,
-            {{ gdpr_lakehouse.unless_tombstoned('newest.' ~ entity.subject) }} as living_subject_id
-        from {{ entity.name }}_newest as newest
-    ) as newest
+    from {{ entity.name }}_newest as newest
     left join vault on newest.{{ entity.subject }} = vault.subject_id
     where
         {{ gdpr_lakehouse.cdc_event_has_key('newest', 'living_subject_id') }}
@@ -57,12 +59,7 @@ with vault as (
         newest.event_record_ref as record_key,
         newest.event_seq as expected_source_seq,
         cast(null as bigint) as bronze_source_seq
-    from (
-        select
-            *,
-            {{ gdpr_lakehouse.unless_tombstoned('newest.' ~ entity.subject) }} as living_subject_id
-        from {{ entity.name }}_newest as newest
-    ) as newest
+    from {{ entity.name }}_newest as newest
     left join vault on newest.{{ entity.subject }} = vault.subject_id
     left join {{ ref('bronze_rejected_events') }} as listed
         on

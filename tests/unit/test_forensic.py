@@ -25,6 +25,7 @@ from python_jobs.delta_files import (
     z85_decode,
 )
 from python_jobs.forensic_scan import Needle, scan_bytes, scan_log, scan_parquet
+from python_jobs.project import ProjectError
 from python_jobs.relations import DeltaRelation
 
 Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
@@ -574,7 +575,7 @@ def test_the_scan_stops_when_savepoint_copies_exist_without_their_registry(
     Guarantee: copies nothing registers stop the scan, as kept_savepoints stops purge."""
     copy = tmp_path / "savepoints.db" / "before_migration__silver__patients" / "_delta_log"
     copy.mkdir(parents=True)
-    with pytest.raises(forensic_scan.ScanError, match=r"savepoint registry .* does not exist"):
+    with pytest.raises(ProjectError, match=r"savepoint registry .* does not exist"):
         forensic_scan.savepoint_copies([], tmp_path)
     copy.parent.rename(tmp_path / "savepoints.db" / "not_a_table")
     (tmp_path / "savepoints.db" / "not_a_table" / "_delta_log").rename(
