@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -500,12 +501,12 @@ class AuditStream:
         """Where the relation's table is now, and which table it is (None: not built).
         Only a table that does not exist is skipped: one that exists and cannot be read
         (a damaged log, a storage error) stops the run, never passes as not built."""
-        if not is_built(self.spark, relation):
-            return None
         try:
+            if not is_built(self.spark, relation):
+                return None
             location = table_location(self.spark, relation)
             version = latest_version(self.spark, location)
-        except PySparkException as error:
+        except (PySparkException, Py4JJavaError) as error:  # the catalog's own read too
             first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
             raise ProjectError(
                 f"{relation.qualified_name} exists but its history cannot be read ({first}); "

@@ -118,6 +118,7 @@ def test_the_package_is_private_and_lists_each_files_digest(tmp_path: Path) -> N
             "rows": [{"patient_id": "P1", "email": "a@b", "prefs": {"k": "v"}}],
             "columns": ["patient_id", "email", "prefs"],
             "decrypted_columns": ["email"],
+            "withheld_columns": [],
             "undecryptable_values": 0,
         },
         {
@@ -127,6 +128,7 @@ def test_the_package_is_private_and_lists_each_files_digest(tmp_path: Path) -> N
             "rows": [],
             "columns": [],
             "decrypted_columns": [],
+            "withheld_columns": ["placed_by"],
             "undecryptable_values": 0,
         },
     ]
