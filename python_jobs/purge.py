@@ -552,7 +552,10 @@ def _purge_outside_delta(spark: SparkSession, subjects: list[str]) -> bool:
             f"{result.events} event(s) of erased subjects"
         )
     # the check is not the rewrite's: every file under the landing zone, decoded on its own
-    for finding in landing_residue(folders, subjects):
+    # (a folder that is not here holds nothing to rewrite: named, not a finding)
+    for folder in [f for f in folders if not f.is_dir()]:
+        print(f"  landing zone: {folder} is not here; nothing in it to rewrite or check")
+    for finding in landing_residue([f for f in folders if f.is_dir()], subjects):
         print(f"  landing zone: ALERT {finding}")
         clean = False
     count = redact_tool_output(list(dbt_output_dirs().values()), subjects)
