@@ -150,7 +150,7 @@ def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
 def test_an_export_holds_the_subjects_own_data_not_other_peoples(
     built: None, dbt: DbtProject, spark: SparkSession
 ) -> None:
-    """Seam (issue 75, 10): the Art. 15 export copied every column of every relation
+    """Seam: the Art. 15 export copied every column of every relation
     keyed by the subject, control tables included: the name of the member of staff
     who placed a legal hold on them, and the hold's confidential reason. Guarantee
     (Art. 15(4)): the columns a contract lists in withheld_from_access (other people's

@@ -243,7 +243,7 @@ def test_once_with_nothing_new_starts_no_stream_and_writes_nothing(
 def test_once_stops_on_a_table_it_cannot_read_never_calls_it_not_built(
     sequence: dict, spark: SparkSession, capsys
 ) -> None:
-    """Seam (issue 75, 10): `--once` turned any read error into "not built yet, skipped"
+    """Seam: `--once` turned any read error into "not built yet, skipped"
     and exited 0, so a table whose history could not be read (a damaged commit, a
     storage error) went unaudited with every check green. Guarantee: only a table that
     does not exist is skipped; one that exists and cannot be read stops the run, naming
@@ -268,7 +268,7 @@ def test_once_stops_on_a_table_it_cannot_read_never_calls_it_not_built(
 def test_the_report_never_says_no_savepoint_kept_beside_copies_nothing_registers(
     sequence: dict, spark: SparkSession, tmp_path: Path
 ) -> None:
-    """Seam (issue 75, 10): the report read the registry alone, so a copy in the
+    """Seam: the report read the registry alone, so a copy in the
     savepoint schema that no kept savepoint holds (whose data nothing knows) was not
     named, and without the registry the report said "no savepoint kept". Guarantee:
     it stops, as purge does, naming the copy."""

@@ -388,7 +388,7 @@ def test_a_savepoint_outlives_vacuum_forgets_the_erased_and_restores_without_the
 def test_an_erasure_reads_which_copies_exist_only_after_its_tombstone(
     days: dict[str, list[tuple]], dbt: DbtProject, spark: SparkSession
 ) -> None:
-    """Seam (issue 75, 5): gdpr_erase read the savepoint registry (its plan) before it
+    """Seam: gdpr_erase read the savepoint registry (its plan) before it
     wrote its tombstone. A savepoint registered in between was missed by the erasure,
     and its own re-erasure, reading the tombstones before they were written, kept the
     subject too: a copy holding an erased person that nothing repairs. Guarantee: the

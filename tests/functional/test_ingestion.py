@@ -267,7 +267,7 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     dbt.invoke(*APPLY)
     assert ours() == set()
 
-    # Seam (issue 75, 2): a file replaced in place by a corrected one of the same size
+    # Seam: a file replaced in place by a corrected one of the same size
     # (its identity was path and size) was never read again: the correction was lost
     corrected = folder / f"{PREFIX}g.parquet"
     _land(corrected.name, [_patient(8000250, "insert", t0, "Eastmoor")])
@@ -389,7 +389,7 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
     assert waiting() == {
         (entity, refs[entity], "no key in the vault for the subject") for entity in events
     }
-    # Seam (issue 75, 2): the completeness test expected only events of subjects the
+    # Seam: the completeness test expected only events of subjects the
     # vault holds, so an event without a key that nothing listed as waiting was lost
     # with the test green. Listed, it passes; lost from the list, it fails.
     check = ("test", "--select", "bronze_applies_every_landing_event")
@@ -401,7 +401,7 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
     assert _statuses(dbt.invoke(*check, expect_success=False)) == ["fail"]
 
     dbt.invoke("run", "--select", *readers, "privacy_subject_keys", *bronze)
-    # Seam (issue 75, 10): the vault was an append, which Delta never checks against a
+    # Seam: the vault was an append, which Delta never checks against a
     # concurrent writer: two builds at once could key one subject twice. Its write now
     # reads what it writes (an insert-only MERGE on subject_id), so Delta fails the
     # second of two racing builds (a write that is not a blind append conflicts with a
@@ -434,7 +434,7 @@ def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_i
 def test_a_file_in_a_subfolder_of_a_landing_source_is_ingested(
     lakehouse: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
-    """Seam (issue 75, 3): a date-partitioned sink writes `topic/2026/12/04/part-*.parquet`.
+    """Seam: a date-partitioned sink writes `topic/2026/12/04/part-*.parquet`.
     Such a file was never read and not even listed as rejected (its entity was taken
     from the folder just above it). Guarantee: every file anywhere under a landing
     source is read by the build and recorded, ingested or rejected with its reason."""

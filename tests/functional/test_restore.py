@@ -368,7 +368,7 @@ def test_compliance_catches_a_bare_restore_and_restore_version_mends_it(
 def test_a_resurrection_made_outside_the_engine_is_repaired_and_never_reported_erased(
     history: dict, cascaded: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:
-    """Seam (issue 75, 6): a rollback made outside the engine (a RESTORE TABLE typed by
+    """Seam: a rollback made outside the engine (a RESTORE TABLE typed by
     hand, a backup copied in) brings an erased patient back, and the compliance test
     says so; but erasing the patient again erased nothing keyed by pseudonym (the
     tombstone keeps only a keyed hash of it once the erasure is done) and reported

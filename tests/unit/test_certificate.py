@@ -314,7 +314,7 @@ def test_an_open_or_unknown_request_gets_no_certificate(warehouse: Path) -> None
 def test_a_request_id_read_back_from_a_log_never_names_a_file_outside_its_folder(
     tmp_path: Path,
 ) -> None:
-    """Seam (issue 75, 10): request ids read back from the request logs (tables any
+    """Seam: request ids read back from the request logs (tables any
     writer of the lakehouse can insert into) became file names unchecked: a certificate
     of `../../x` was written outside the certificates folder. Guarantee: an id that is
     not one the project writes names no file, and nothing is written."""

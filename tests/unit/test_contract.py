@@ -236,7 +236,7 @@ def test_a_retired_column_an_upgraded_table_keeps_needs_no_class(jinja: Jinja) -
 
 
 def test_a_subject_type_no_feed_keys_is_a_contract_problem(jinja: Jinja) -> None:
-    """Seam (issue 75, 7): a model whose subject_type matches no subject feed (a plural,
+    """Seam: a model whose subject_type matches no subject feed (a plural,
     a rename) was silently exempt from erasure: gdpr_erase erases a relation only for
     requests of its type, and no request is ever of a type the vault does not key.
     Guarantee: the contract check names it, with the types the feeds key."""

@@ -489,7 +489,7 @@ def _holds(folder: Path, subject: str) -> list[str]:
 
 
 def test_every_format_and_folder_of_the_landing_zone_is_purged(tmp_path: Path) -> None:
-    """Seam (issue 75, 4): the landing purge rewrote only *.parquet directly in each
+    """Seam: the landing purge rewrote only *.parquet directly in each
     source folder. JSON and CSV sources (supported, and what rectify writes), a
     date-partitioned subfolder and a crashed rectify's hidden staging folder kept the
     erased subject, and the purge still said purged. Guarantee: every file anywhere
@@ -570,7 +570,7 @@ def test_every_format_and_folder_of_the_landing_zone_is_purged(tmp_path: Path) -
 def test_the_scan_stops_when_savepoint_copies_exist_without_their_registry(
     tmp_path: Path,
 ) -> None:
-    """Seam (issue 75, 10): the forensic scan read a missing savepoint registry as "no
+    """Seam: the forensic scan read a missing savepoint registry as "no
     copies" while the savepoint schema held tables, and passed without scanning them.
     Guarantee: copies nothing registers stop the scan, as kept_savepoints stops purge."""
     copy = tmp_path / "savepoints.db" / "before_migration__silver__patients" / "_delta_log"
@@ -587,7 +587,7 @@ def test_the_scan_stops_when_savepoint_copies_exist_without_their_registry(
 def test_a_certificate_lists_only_the_areas_it_scanned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seam (issue 75, 8): an area that does not exist where the scan looks (a landing
+    """Seam: an area that does not exist where the scan looks (a landing
     path given by --vars, a remote landing zone) was skipped without a word, and the
     certificate still listed every area as scanned. Guarantee: the certificate lists
     what was scanned, and names what was not, with where it was looked for."""
