@@ -507,7 +507,14 @@ class AuditStream:
             location = table_location(self.spark, relation)
             version = latest_version(self.spark, location)
         except (PySparkException, Py4JJavaError) as error:  # the catalog's own read too
-            first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+            # a Py4J error's first line names only the call ("calling o103.tableExists"):
+            # the Java exception names the cause
+            text = (
+                str(error.java_exception.toString())
+                if isinstance(error, Py4JJavaError)
+                else str(error)
+            ).strip()
+            first = text.splitlines()[0][:300] if text else ""
             raise ProjectError(
                 f"{relation.qualified_name} exists but its history cannot be read ({first}); "
                 "nothing was audited. Repair or restore the table, then run the audit again"

@@ -43,6 +43,7 @@ from pathlib import Path
 ENV = "LAKEHOUSE_KEK"
 TOKEN_ENV = "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"
 CLUSTER_TOKEN_ENV = "DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD"
+REFUSED_ENV = "LAKEHOUSE_ENGINE_REFUSED"
 FILE_ENV = "LAKEHOUSE_KEK_FILE"
 _KEY = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -120,13 +121,94 @@ def cluster_token_file() -> Path:
     return lakehouse_folder(default_project_root()) / "cluster" / "token"
 
 
+def foreign_listeners(port: int) -> list[int]:
+    """The user ids, other than this process's, owning a TCP socket that listens on
+    ``port`` at any local address (IPv4 or IPv6), from the kernel's tables (Linux;
+    elsewhere none is known). A connection to 127.0.0.1:port reaches such a socket."""
+    if not hasattr(os, "geteuid"):
+        return []
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for row in rows:
+            fields = row.split()
+            # local address (hex ip:port), state (0A: listening), uid
+            try:
+                if (
+                    len(fields) > 7
+                    and fields[3] == "0A"
+                    and int(fields[1].rsplit(":", 1)[-1], 16) == port
+                    and int(fields[7]) != os.geteuid()
+                ):
+                    found.append(int(fields[7]))
+            except ValueError:  # a row this parser does not know: not a listener it can name
+                continue
+    return sorted(set(found))
+
+
+def _port(raw: str | None, default: int) -> int:
+    return int(raw) if raw and raw.isdigit() and 0 < int(raw) < 65536 else default
+
+
+def engine_port() -> int:
+    """The port the warm engine listens on: its state file's, else
+    $LAKEHOUSE_ENGINE_PORT (default 10009), as profiles.yml's warm output reads it."""
+    try:
+        state = (engine_token_file().parent / "engine.json").read_text(encoding="utf-8")
+        found = re.search(r'"port"\s*:\s*([0-9]+)', state)
+        if found:
+            return _port(found.group(1), 10009)
+    except (OSError, RuntimeError, ValueError, UnicodeDecodeError):
+        pass
+    return _port(os.environ.get("LAKEHOUSE_ENGINE_PORT"), 10009)
+
+
+def cluster_port() -> int | None:
+    """The loopback cluster's Thrift port as the thrift output reads it; None for a
+    server on another host (its listener is not this machine's to check)."""
+    if os.environ.get("SPARK_THRIFT_HOST", "127.0.0.1") not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return _port(os.environ.get("SPARK_THRIFT_PORT"), 10000)
+
+
 def load_engine_token() -> None:
-    for path, name in ((engine_token_file, TOKEN_ENV), (cluster_token_file, CLUSTER_TOKEN_ENV)):
+    """Each server's token, from its file, only while no other user's process listens on
+    its port: after `make down` or a crash any local account may take the port, and a
+    dbt that connected would hand it the token and the statements, and believe its
+    answers (a compliance test that passes). Then the variable is removed, inherited
+    value too, and for the engine LAKEHOUSE_ENGINE_REFUSED says why: profiles.yml's warm
+    output then has no port, so dbt stops before it connects."""
+    os.environ.pop(REFUSED_ENV, None)
+    for path, name, port in (
+        (engine_token_file, TOKEN_ENV, engine_port),
+        (cluster_token_file, CLUSTER_TOKEN_ENV, cluster_port),
+    ):
         try:
             token = read_key(path())
+            number = port()
         except (OSError, RuntimeError, ValueError):  # no working directory, a path with a NUL
             continue
-        if token is not None:
+        foreign = foreign_listeners(number) if number is not None else []
+        if foreign:
+            held = (
+                f"port {number}, where this lakehouse's "
+                f"{'warm engine' if name == TOKEN_ENV else 'Thrift server'} listens, is held by "
+                f"another user's process (uid {', '.join(map(str, foreign))})"
+            )
+            if token is not None or name in os.environ:
+                print(
+                    f"gdpr_lakehouse: {held}; its token is not given to this process, and "
+                    "dbt's target for it will not connect. Stop that process, or give the "
+                    "server another port, then start it again",
+                    file=sys.stderr,
+                )
+            os.environ.pop(name, None)
+            if name == TOKEN_ENV:
+                os.environ[REFUSED_ENV] = f"refused: {held}; nothing was sent to it"
+        elif token is not None:
             os.environ[name] = token
 
 

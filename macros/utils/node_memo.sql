@@ -15,3 +15,12 @@
     {%- endif -%}
     {{ return(none) }}
 {%- endmacro %}
+
+{#- A dict kept for the current dbt invocation (keyed by invocation_id in the graph
+    dbt shares between every node and macro of one invocation); a fresh one where there
+    is no graph to keep it in. -#}
+{% macro _invocation_cache() -%}
+    {%- if graph is not mapping -%}{{ return({}) }}{%- endif -%}
+    {%- set caches = graph.setdefault('gdpr_lakehouse_invocation_cache', {}) -%}
+    {{ return(caches.setdefault(invocation_id | string, {})) }}
+{%- endmacro %}

@@ -404,6 +404,54 @@ def test_a_resurrection_made_outside_the_engine_is_repaired_and_never_reported_e
     assert _latest(spark, "silver.patients") == written > again
 
 
+def test_a_clone_outside_the_plan_stops_every_erasure_until_dropped(
+    history: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam: a shallow clone of a relation of the plan (`dbt clone` into
+    another schema, CREATE TABLE ... SHALLOW CLONE) keeps reading the files its source
+    held when it was made: gdpr_erase erased the source and reported the subject erased
+    while the clone still showed the patient. Guarantee: gdpr_erase and
+    reapply_erasures refuse while such a clone exists, naming it and the statement that
+    clears it, and change nothing; the compliance test no_clone_outside_the_plan fails
+    until it is dropped, by name or by path."""
+    subject, pseudonym = spark.sql(
+        "select k.subject_id, k.subject_pseudonym from privacy.subject_keys k "
+        "join silver.patients s on s.patient_pseudonym = k.subject_pseudonym "
+        "order by k.subject_id limit 1"
+    ).first()
+    spark.sql("create schema if not exists sandbox")
+    location = spark.sql("describe detail silver.patients").first()["location"]
+    clones = {
+        "sandbox.patients_copy": "shallow clone silver.patients",
+        "sandbox.patients_by_path": f"shallow clone delta.`{location}`",
+    }
+    try:
+        for clone, made in clones.items():
+            spark.sql(f"create table {clone} {made}")
+        assert _count(spark, "sandbox.patients_copy", "patient_pseudonym", pseudonym) == 1
+        requests = spark.sql("select count(*) from privacy.erasure_requests").first()[0]
+        silver = _latest(spark, "silver.patients")
+        for operation, args in (
+            ("gdpr_erase", {"subject_ids": [subject]}),
+            ("reapply_erasures", {}),
+        ):
+            success, errors = dbt.invoke_errors(
+                "run-operation", operation, "--args", json.dumps(args)
+            )
+            assert not success, operation
+            for clone in clones:
+                assert f"DROP TABLE {clone}" in errors, errors
+            assert "Nothing was changed" in errors
+        assert spark.sql("select count(*) from privacy.erasure_requests").first()[0] == requests
+        assert _latest(spark, "silver.patients") == silver
+        result = dbt.invoke("test", "--select", "no_clone_outside_the_plan", expect_success=False)
+        assert _test_statuses(result) == ["fail"]
+    finally:
+        for clone in clones:
+            spark.sql(f"drop table if exists {clone}")
+    assert _test_statuses(dbt.invoke("test", "--select", "no_clone_outside_the_plan")) == ["pass"]
+
+
 def _test_statuses(result) -> list[str]:
     """The statuses of the tests a `dbt test` ran (not its hooks)."""
     return [str(r.status) for r in result.result.results if r.node.resource_type == "test"]

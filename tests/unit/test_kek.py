@@ -4,6 +4,7 @@ venv (dbt typed in a shell, the jobs) reads it into LAKEHOUSE_KEK when that is u
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -201,6 +202,93 @@ def test_a_process_of_the_venv_gets_a_running_servers_token_only_from_a_private_
         token_file.write_text(token + "\n")
         os.chown(token_file, 65534, 65534)
         assert _token_back(lakehouse, variable, **{variable: None}) == ""
+
+
+SQUATTER = """
+import socket, sys
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[1])))
+server.listen()
+print("listening", flush=True)
+while True:
+    connection, _ = server.accept()
+    connection.settimeout(5)
+    try:
+        data = connection.recv(65536)
+    except OSError:
+        data = b""
+    print("connected", len(data), flush=True)
+    connection.close()
+"""
+
+
+# a Python another user may run (the venv's may live under a home only root enters)
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or not SYSTEM_PYTHON.is_file(),
+    reason="needs root, to listen as another user, and /usr/bin/python3",
+)
+def test_dbt_never_connects_to_another_users_process_on_the_engines_port(tmp_path: Path) -> None:
+    """Seam: after `make down` or a crash any local account may listen on the
+    warm engine's port; dbt's `warm` target connected to it, sent the token the crashed
+    engine left, then every statement, and believed the answers (a compliance test that
+    passes). Guarantee: while another user's process holds the port, the venv's hook
+    gives no process the token (an inherited one is removed too) and says why, and dbt
+    stops before it connects."""
+    from tests.dbt_harness import free_port
+
+    port = free_port()
+    lakehouse = tmp_path / "lakehouse"
+    folder = lakehouse / "engine"
+    folder.mkdir(parents=True)
+    folder.chmod(0o700)
+    token = "5e" * 32
+    (folder / "token").write_text(token + "\n")
+    (folder / "token").chmod(0o600)
+    # what a crashed engine leaves
+    (folder / "engine.json").write_text(json.dumps({"pid": 999999, "port": port, "ready": True}))
+    squatter = subprocess.Popen(
+        [str(SYSTEM_PYTHON), "-I", "-c", SQUATTER, str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+        user=65534,
+        group=65534,
+    )
+    try:
+        assert squatter.stdout.readline().strip() == "listening"
+        variable = "DBT_ENV_SECRET_LAKEHOUSE_ENGINE_TOKEN"
+        assert _token_back(lakehouse, variable, **{variable: None}) == ""
+        assert _token_back(lakehouse, variable, **{variable: "0" * 64}) == ""
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("dbt")),
+                "run-operation",
+                "gdpr_erase",
+                "--target",
+                "warm",
+            ],
+            cwd=ROOT,
+            env=_environment(
+                LAKEHOUSE_DIR=str(lakehouse),
+                LAKEHOUSE_ENGINE_PORT=str(port),
+                DBT_LOG_PATH=str(tmp_path / "logs"),
+                DBT_TARGET_PATH=str(tmp_path / "target"),
+                **{variable: None},
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode != 0
+        assert f"port {port}" in done.stderr and "another user's process (uid 65534)" in done.stderr
+        assert f"refused: port {port}" in done.stdout, done.stdout[-2000:]
+    finally:
+        squatter.kill()
+        output = squatter.communicate()[0]
+    assert "connected" not in output, "dbt connected to the squatter"
 
 
 def test_the_dbt_output_folders_are_found_as_dbt_finds_them(tmp_path: Path) -> None:

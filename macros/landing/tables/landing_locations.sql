@@ -1,7 +1,8 @@
 {#- Where each landing table reads, as the catalog registered it (a run with --vars
     landing_path registers its own): {table name: qualified location, e.g.
     file:/home/me/.lakehouse/landing/patients}. One SHOW TABLE EXTENDED per schema and
-    node; a table not registered is left out. A file belongs to the table whose location
+    dbt invocation: only on-run-start (create_landing_tables) registers landing tables,
+    before any node asks; a table not registered is left out. A file belongs to the table whose location
     its path starts with, at any depth (the tables read subfolders: recursiveFileLookup). -#}
 {% macro landing_locations(entities) -%}
     {{ return(adapter.dispatch('landing_locations', 'gdpr_lakehouse')(entities)) }}
@@ -12,9 +13,9 @@
     {%- if not execute -%}{{ return(found) }}{%- endif -%}
     {%- for entity in entities -%}
         {%- set relation = source('landing', entity) -%}
-        {%- set memo = gdpr_lakehouse._node_memo(relation) -%}
+        {%- set memo = gdpr_lakehouse._invocation_cache() -%}
         {%- set memo_key = 'landing_locations ' ~ relation.schema -%}
-        {%- if memo is none or memo_key not in memo -%}
+        {%- if memo_key not in memo -%}
             {%- set in_schema = {} -%}
             {%- for row in run_query('show table extended in ' ~ relation.schema ~ " like '*'") if not row[2] -%}
                 {%- set location = modules.re.search('(?m)^Location: (.*)$', row[3] or '') -%}
@@ -22,7 +23,7 @@
                     {%- do in_schema.update({row[1]: location.group(1).rstrip('/')}) -%}
                 {%- endif -%}
             {%- endfor -%}
-            {%- if memo is not none -%}{%- do memo.update({memo_key: in_schema}) -%}{%- endif -%}
+            {%- do memo.update({memo_key: in_schema}) -%}
         {%- else -%}
             {%- set in_schema = memo[memo_key] -%}
         {%- endif -%}

@@ -48,6 +48,8 @@
     {#- a relation whose subject_type no subject feed keys would never be erased: refused
         before any write (a savepoint's copy has its relation's type) -#}
     {%- do gdpr_lakehouse.assert_known_subject_types(gdpr_lakehouse.erasure_plan(savepoints=false), 'gdpr_erase') -%}
+    {#- a clone of a planned relation made outside the plan keeps the subject readable -#}
+    {%- do gdpr_lakehouse._refuse_clones(gdpr_lakehouse.erasure_plan(), 'gdpr_erase') -%}
     {%- set ctx = {
         'requests': gdpr_lakehouse._control_relation('privacy_erasure_requests'),
         'evidence': gdpr_lakehouse._control_relation('privacy_erasure_evidence'),

@@ -47,15 +47,6 @@
     {{ return(cache[cache_key]) }}
 {%- endmacro %}
 
-{#- A dict kept for the current dbt invocation (keyed by invocation_id in the graph
-    dbt shares between every node and macro of one invocation); a fresh one where there
-    is no graph to keep it in. -#}
-{% macro _invocation_cache() -%}
-    {%- if graph is not mapping -%}{{ return({}) }}{%- endif -%}
-    {%- set caches = graph.setdefault('gdpr_lakehouse_invocation_cache', {}) -%}
-    {{ return(caches.setdefault(invocation_id | string, {})) }}
-{%- endmacro %}
-
 {% macro _read_recorded_key_envelope(vault) -%}
     {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.key_envelope') -%}
     {%- if recorded is not none -%}

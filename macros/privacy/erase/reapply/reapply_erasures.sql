@@ -24,7 +24,9 @@
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- do gdpr_lakehouse.assert_key_envelope() -%}
     {%- set ctx = gdpr_lakehouse._restore_context() -%}
-    {%- set steps = gdpr_lakehouse._present_steps(gdpr_lakehouse.erasure_plan()) -%}
+    {%- set plan = gdpr_lakehouse.erasure_plan() -%}
+    {%- do gdpr_lakehouse._refuse_clones(plan, 'reapply_erasures') -%}
+    {%- set steps = gdpr_lakehouse._present_steps(plan) -%}
     {%- set before = gdpr_lakehouse._tombstoned_rows(steps, ctx) -%}
     {%- if dry_run or not before -%}
         {%- do gdpr_lakehouse.print_table('reapply_erasures' ~ (' (dry run)' if dry_run else '') ~ ': rows of erased subjects in '
