@@ -477,9 +477,10 @@ def _start_all(
         "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
         "--name",
         "gdpr_lakehouse_thrift",
-        # Delta's jars by path, for the executors; the driver's class path has them too
+        # Delta's jars by path, for the executors, and this project's (its SQL extension's
+        # functions unwrap keys there); the driver's class path has them too
         "--jars",
-        ",".join(str(a.jar) for a in delta),
+        ",".join([*(str(a.jar) for a in delta), str(OWN.jar)]),
         "--driver-class-path",
         thrift_driver_classpath(),
     ]

@@ -30,7 +30,7 @@ metastore, the same Delta and SQL settings), and it serves two doors into that J
 One JVM holds the embedded Derby metastore, so while the engine is up the embedded
 ``local`` target cannot open it: use ``--target warm`` (``make run``/``make audit``
 choose it by themselves). Stopped, everything is as before. The key-encryption key
-is read by the engine's JVM (``java_method`` getenv), so export it before ``up``.
+is read by the engine's JVM (the project's SQL extension), so export it before ``up``.
 
 ``up`` also runs ``dbt parse --target warm`` for the project beside the JVM's start, so
 the first dbt command after it reads that parse instead of parsing every file again

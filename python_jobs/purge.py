@@ -77,7 +77,7 @@ from python_jobs.relations import (
     DeltaRelation,
     delta_relations,
     kept_savepoints,
-    local_path,
+    registered_folder,
     table_ref,
 )
 from python_jobs.relations import control_relation as _control
@@ -369,7 +369,8 @@ def landing_sources(
                 LandingSource(
                     f"{source['source_name']}.{source['name']}",
                     privacy["subject_key"],
-                    _registered_folder(spark, source) or landing / source["identifier"],
+                    (spark and registered_folder(spark, source["schema"], source["identifier"]))
+                    or landing / source["identifier"],
                     tuple(privacy.get("pii_columns") or ())
                     if privacy["on_erasure"] == "anonymize"
                     else None,
@@ -378,16 +379,6 @@ def landing_sources(
                 )
             )
     return found
-
-
-def _registered_folder(spark: SparkSession | None, source: dict) -> Path | None:
-    name = f"`{source['schema']}`.`{source['identifier']}`"
-    if spark is None or not spark.catalog.tableExists(f"{source['schema']}.{source['identifier']}"):
-        return None
-    for row in spark.sql(f"describe table extended {name}").collect():
-        if row[0] == "Location":
-            return local_path(row[1], name)
-    return None
 
 
 def purge_landing_file(

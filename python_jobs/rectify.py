@@ -62,7 +62,7 @@ from python_jobs.project import (
     prog,
     run_job,
 )
-from python_jobs.relations import DeltaRelation, delta_relations, table_ref
+from python_jobs.relations import DeltaRelation, delta_relations, registered_folder, table_ref
 from python_jobs.relations import control_relation as _control
 from python_jobs.subject_access import (
     _sql,
@@ -656,7 +656,11 @@ def rectify(
         _update(spark, log, request_id, "refused", subject_type=subject_type, status_reason=reason)
         print(f"rectify {request_id}: refused: {reason}")
         return "refused"
-    folder = landing_dir() / table.identifier
+    # where the build reads the table (a lakehouse built with --vars landing_path has
+    # it there), else where dbt will register it
+    folder = registered_folder(spark, table.schema, table.identifier) or (
+        landing_dir() / table.identifier
+    )
     target = folder / event_file(table, request_id)
     if target.exists():  # a crash after the event landed: the same event, not a second one
         print(f"rectify {request_id}: its event had landed already ({target.name})")

@@ -57,6 +57,19 @@ class DeltaRelation:
         return warehouse / f"{self.schema}.db" / self.identifier
 
 
+def registered_folder(spark: SparkSession, schema: str, identifier: str) -> Path | None:
+    """The folder the catalog registered a table at (a landing table: where dbt's run
+    put it, e.g. with --vars landing_path), or None for a table not registered: the one
+    place a job reads or writes a landing source's files, as the build reads them."""
+    if not spark.catalog.tableExists(f"{schema}.{identifier}"):
+        return None
+    name = f"`{schema}`.`{identifier}`"
+    for row in spark.sql(f"describe table extended {name}").collect():
+        if row[0] == "Location":
+            return local_path(row[1], name)
+    return None
+
+
 def local_path(location: str, what: str) -> Path:
     """A file: URI or absolute path as a local Path; anything remote is refused by name."""
     parsed = urlparse(location)

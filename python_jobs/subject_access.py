@@ -218,7 +218,7 @@ def key_expression(spark: SparkSession, vault_ref: str, macros: Macros) -> str:
     key-encryption key when the vault records the envelope (as every command reads it)."""
     if not key_envelope_of(spark, vault_ref):
         return "vault.data_key"
-    return f"aes_decrypt(vault.data_key, {str(macros._kek()).strip()}, 'GCM')"
+    return str(macros.unwrap_key("vault.data_key")).strip()
 
 
 def keyed_macros(spark: SparkSession, vault_ref: str) -> Macros:

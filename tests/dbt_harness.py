@@ -218,11 +218,9 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
 def unwrapped(column: str) -> str:
     """SQL: a vault key as the pipeline uses it. A lakehouse wraps its keys with the
     key-encryption key by default (key_envelope), and the suite's lakehouses hold its
-    key in LAKEHOUSE_KEK (tests/conftest.py), read inside Spark as the macros do."""
-    return (
-        f"aes_decrypt({column}, unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')), "
-        "'GCM')"
-    )
+    key in LAKEHOUSE_KEK (tests/conftest.py), read inside Spark by the project's SQL
+    extension, as the macros read it."""
+    return f"gdpr_unwrap_key({column}, 'LAKEHOUSE_KEK')"
 
 
 def record_ref(id_expr: str) -> str:

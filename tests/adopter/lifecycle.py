@@ -128,8 +128,7 @@ def main(project: Path, facts_file: Path) -> int:
         "select count(*) from crm.crm_customers c join crm_privacy.subject_keys k "
         "on c.customer_id = k.subject_id where cast(try_aes_decrypt(c.email_enc, "
         # the adopter's keys are wrapped by the key-encryption key (the default)
-        "aes_decrypt(k.data_key, unhex(java_method('java.lang.System', 'getenv', "
-        "'LAKEHOUSE_KEK')), 'GCM'), 'GCM') as string) like '%@example.org'"
+        "gdpr_unwrap_key(k.data_key, 'LAKEHOUSE_KEK'), 'GCM') as string) like '%@example.org'"
     )
     facts["version_before_erasure"] = max(
         row["version"] for row in rows("describe history crm.crm_customers")

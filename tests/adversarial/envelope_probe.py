@@ -179,8 +179,7 @@ def _unwrap_system_keys(spark: SparkSession) -> None:
     """Store the system keys plain, as a version before their wrapping did."""
     spark.sql(
         "merge into privacy.system_keys as stored using (select key_name, "
-        "coalesce(try_aes_decrypt(key_value, unhex(java_method('java.lang.System', 'getenv', "
-        "'LAKEHOUSE_KEK')), 'GCM'), key_value) as plain "
+        "coalesce(gdpr_try_unwrap_key(key_value, 'LAKEHOUSE_KEK'), key_value) as plain "
         "from privacy.system_keys) as wrapped on stored.key_name = wrapped.key_name "
         "when matched then update set stored.key_value = wrapped.plain"
     )
@@ -193,8 +192,7 @@ def _tombstone_key(spark: SparkSession, subject: str) -> dict:
     row = spark.sql(
         "select length(key_value) as bytes, "
         f"sha2(concat(key_value, encode('{subject}', 'utf-8')), 256) as reader_hash, "
-        "hex(coalesce(try_aes_decrypt(key_value, "
-        "unhex(java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')), 'GCM'), key_value)) "
+        "hex(coalesce(gdpr_try_unwrap_key(key_value, 'LAKEHOUSE_KEK'), key_value)) "
         "as key from privacy.system_keys where key_name = 'tombstone'"
     ).first()
     return row.asDict()

@@ -1,8 +1,9 @@
 """Attack class: another process on this machine talks to the warm engine's Thrift port.
 
 The warm engine (`make up`) listens on 127.0.0.1, where any local user or process can
-connect. Its JVM holds the key-encryption key (dbt's macros read it with `java_method`
-getenv), the whole lakehouse and the erasure macros' privileges. Guarantees held here:
+connect. Its JVM holds the key-encryption key (the project's SQL extension reads it for
+its functions), the whole lakehouse and the erasure macros' privileges. Guarantees held
+here:
 - a client without the engine's token (a new random one at every `up`) is refused
   before it runs a statement, whatever user name it gives; the key cannot be read
   through the port;
@@ -116,6 +117,56 @@ def test_the_token_is_this_users_alone_and_in_no_state_file_or_log(engine: dict)
     assert _query(engine["port"], "select 1", username="dbt", auth="CUSTOM", password=token) == [
         (1,)
     ]
+
+
+# Every way SQL reached a static method by reflection, each aimed at the key
+REFLECTION = (
+    "select java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')",
+    "select reflect('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')",
+    "select 1 where exists (select reflect('java.lang.System', 'getenv', 'LAKEHOUSE_KEK'))",
+    "create or replace temporary view kek as "
+    "select java_method('java.lang.System', 'getenv', 'LAKEHOUSE_KEK') as k",
+    # any other static method too: only the macros' retry pause (Thread.sleep) is allowed
+    "select java_method('java.lang.System', 'getProperty', 'java.class.path')",
+)
+
+
+def test_no_statement_a_session_runs_returns_the_kek(engine: dict) -> None:
+    """Seam: the macros read the key-encryption key with `java_method('java.lang.
+    System', 'getenv', ...)`, so any session of the engine (and the cluster's Thrift
+    server) could run the same and get the key. Guarantee: the key is used by the
+    project's SQL functions inside the JVM, never a value; every reflection is refused
+    at analysis (Hive's reflect function too); the functions work and their plan names
+    the variable, never the key."""
+    from pyhive import hive
+
+    token = (engine["folder"] / "token").read_text().strip()
+    kek = engine["env"]["LAKEHOUSE_KEK"]
+    connection = hive.connect(
+        host="127.0.0.1", port=engine["port"], username="dbt", auth="CUSTOM", password=token
+    )
+    try:
+        cursor = connection.cursor()
+        for sql in REFLECTION:
+            with pytest.raises(Exception, match="refused in this lakehouse's Spark sessions"):
+                cursor.execute(sql)
+        cursor.execute(
+            "create temporary function hive_reflect as "
+            "'org.apache.hadoop.hive.ql.udf.generic.GenericUDFReflect'"
+        )
+        with pytest.raises(Exception, match="refused in this lakehouse's Spark sessions"):
+            cursor.execute("select hive_reflect('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')")
+        # the functions: a key wrapped and unwrapped again, in Spark's aes_encrypt format
+        cursor.execute(
+            "select hex(gdpr_unwrap_key(gdpr_wrap_key(x'0a0b', 'LAKEHOUSE_KEK'), "
+            "'LAKEHOUSE_KEK')), length(gdpr_wrap_key(unhex(sha2('k', 256)), 'LAKEHOUSE_KEK'))"
+        )
+        assert cursor.fetchall() == [("0A0B", 60)]
+        cursor.execute("explain extended select gdpr_wrap_key(x'0a0b', 'LAKEHOUSE_KEK')")
+        plan = " ".join(str(row) for row in cursor.fetchall())
+        assert "LAKEHOUSE_KEK" in plan and kek.lower() not in plan.lower()
+    finally:
+        connection.close()
 
 
 def test_the_thrift_server_writes_no_operation_log(engine: dict) -> None:

@@ -19,9 +19,10 @@ Guarantees held here (one lakehouse made with the envelope, in its own process):
   next build, and is still the same key;
 - gdpr_erase, restore_version and the compliance test for erased subjects run in this
   mode (each hashes ids under the unwrapped tombstone key).
-On local and thrift any SQL session of a process that holds the KEK can still call
-`java_method('java.lang.System', 'getenv', ...)` (the views read it so): README, "Who can
-read what".
+No statement can return the KEK itself (the project's SQL extension reads it inside the
+JVM and refuses reflection: tests/adversarial/test_kek_reach.py); on local and thrift a
+session of a process that holds it can still unwrap a stored key (docs/concepts.md,
+"Who can read what").
 """
 
 from __future__ import annotations

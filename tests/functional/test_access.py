@@ -743,3 +743,31 @@ def test_a_json_or_csv_landing_table_reads_the_event_as_written(
         assert rectify.event_source_ts(spark, table, path) == written[-1]
     finally:
         spark.sql(f"drop table if exists default.{table.identifier}")
+
+
+def test_a_rectification_lands_where_the_catalog_reads_the_landing_table(
+    built: None, spark: SparkSession, lakehouse_dir: Path, tmp_path: Path
+) -> None:
+    """Seam: rectify wrote its event under the landing path of dbt_project.yml,
+    while a lakehouse built with `--vars '{landing_path: ...}'` registered its landing
+    tables elsewhere: the build never read the correction. Guarantee: the event lands in
+    the folder the catalog registered the landing table at (the one purge rewrites)."""
+    subject_id = _subject(spark, "patient", 21)
+    default = lakehouse_dir / "landing" / "patients"
+    moved = tmp_path / "elsewhere" / "patients"
+    moved.mkdir(parents=True)
+    location = next(
+        row[1]
+        for row in spark.sql("describe table extended landing.patients").collect()
+        if row[0] == "Location"
+    )
+    spark.sql(f"alter table landing.patients set location '{moved}'")
+    try:
+        assert rectify.main(["--subject-id", subject_id, "--set", "city=Westhaven"], spark) == 0
+        [request] = _rectifications(spark, subject_id)
+        assert request["status"] == "landed", request
+        assert (moved / request["landing_file"]).is_file()
+        assert not (default / request["landing_file"]).exists()
+    finally:
+        spark.sql(f"alter table landing.patients set location '{location}'")
+        spark.sql(f"delete from privacy.rectification_requests where subject_id = '{subject_id}'")

@@ -461,6 +461,34 @@ def test_a_file_in_a_subfolder_of_a_landing_source_is_ingested(
         shutil.rmtree(landing_dir() / "patients" / "2026")
 
 
+def test_a_landing_file_under_no_landing_table_is_named_by_the_compliance_tests(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam: a file at the landing zone's root, or in a folder named for no
+    source (`patient/` for `patients/`), was read by nothing and listed nowhere: the
+    build and every compliance test passed. Guarantee: the compliance test
+    every_landing_file_under_a_landing_table names each such file until it is moved
+    into its table's folder or deleted."""
+    t0 = lakehouse["t0"]
+    rows = pa.Table.from_pylist(
+        [_patient(8000402, "insert", t0, "Northgate")], schema=generate.SCHEMAS["patients"]
+    )
+    stray = [landing_dir() / f"{PREFIX}stray.parquet", landing_dir() / "patient" / "part-0.parquet"]
+    stray[1].parent.mkdir(exist_ok=True)
+    for path in stray:
+        pq.write_table(rows, path)
+    check = ("test", "--select", "every_landing_file_under_a_landing_table")
+    try:
+        result = dbt.invoke(*check, expect_success=False)
+        assert _statuses(result) == ["fail"]
+        [test] = [r for r in result.result.results if r.node.resource_type == "test"]
+        assert test.failures == 2, test.message
+    finally:
+        stray[0].unlink()
+        shutil.rmtree(stray[1].parent)
+    assert _statuses(dbt.invoke(*check)) == ["pass"]
+
+
 def _landing_table(spark: SparkSession, name: str) -> dict[str, str]:
     """Location and storage properties of a landing table, as SHOW TABLE EXTENDED
     prints them (what create_landing_tables reads)."""

@@ -193,7 +193,9 @@ def test_python_jobs_use_the_profiles_spark_settings(lakehouse_dir: Path) -> Non
     assert settings["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
         f"jdbc:derby:;databaseName={lakehouse_dir}/metastore_db;create=true"
     )
-    assert settings["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert settings["spark.sql.extensions"] == (
+        "io.delta.sql.DeltaSparkSessionExtension,gdpr_lakehouse.sql.KeyEnvelopeExtension"
+    )
     for key, value in local.items():
         if "{{" not in str(value):
             assert settings[key] == str(value), key

@@ -3,19 +3,25 @@
     {{ return(adapter.get_relation(database=none, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 
-{#- The key-encryption key as a binary expression, read by the engine when the statement
-    runs. required (the pipeline's statements): a missing KEK raises. Otherwise (the
-    masked views, queried by consumers) it is NULL where the reading process has none. -#}
+{#- Where the engine finds the key-encryption key when a statement runs, as wrap_key and
+    unwrap_key pass it on: on Spark the name of its environment variable (a SQL string),
+    on Databricks the key, read from its secret scope inside the warehouse. required (the
+    pipeline's statements): a missing KEK raises. Otherwise (the masked views, queried by
+    consumers) the key reads as NULL where the reading process has none. -#}
 {% macro _kek(required=true) -%}
     {{ return(adapter.dispatch('_kek', 'gdpr_lakehouse')(required)) }}
 {%- endmacro %}
 
-{#- Spark, local or thrift: the environment variable named by var kek_env_var, read by
-    java_method in each Spark process that evaluates the statement (the driver locally;
-    on a cluster the executors too, so every worker's environment must hold it). Never
-    `${env:...}`: substitution would put the key into the statement's text, and from
-    there into view text in the metastore, logs and error messages. The profiles turn
-    substitution off (spark.sql.variable.substitute). -#}
+{#- Spark, local or thrift: never the key itself. The key-encryption key stays in the
+    environment variable named by var kek_env_var of each Spark process that evaluates
+    the statement (the driver locally; on a cluster the executors too), and only the
+    functions of this project's Spark extension read it, inside the JVM
+    (gdpr_lakehouse.sql.KeyEnvelopeExtension: gdpr_wrap_key, gdpr_unwrap_key,
+    gdpr_try_unwrap_key), so no statement can return it; the extension also refuses
+    reflection (java_method, reflect), which read it before. What this returns is the
+    variable's name as a SQL string, for those functions. Never `${env:...}`:
+    substitution would put the key into the statement's text (the profiles turn it
+    off). -#}
 {% macro spark___kek(required=true) -%}
     {%- set name = var('kek_env_var', 'LAKEHOUSE_KEK') -%}
     {%- if not modules.re.match('^[A-Z][A-Z0-9_]{0,63}$', name) -%}
@@ -23,7 +29,7 @@
     {%- endif -%}
     {#- embedded Spark runs in dbt's own process, so dbt's environment is Spark's: say
         what is missing before anything runs. On a Thrift server (warm, thrift) the
-        server's environment counts, and the statement itself raises there. -#}
+        server's environment counts, and the function itself raises there. -#}
     {%- if execute and required and (target.method | default('session')) == 'session'
           and not modules.re.match('^[0-9a-fA-F]{64}$', env_var(name, '')) -%}
         {%- do exceptions.raise_compiler_error("this lakehouse wraps its keys with a key-encryption key (key_envelope), but the environment variable " ~ name
@@ -31,12 +37,7 @@
             ~ "~/.config/gdpr_lakehouse/kek and has this project's Python processes read it; else export " ~ name
             ~ " with the key this lakehouse was made with. Nothing was run") -%}
     {%- endif -%}
-    {%- set read = "unhex(java_method('java.lang.System', 'getenv', '" ~ name ~ "'))" -%}
-    {%- if required -%}
-        coalesce({{ read }}, raise_error('the key-encryption key is not in the environment variable {{ name }} of this Spark process; nothing was written'))
-    {%- else -%}
-        {{ read }}
-    {%- endif -%}
+    {{ return("'" ~ name ~ "'") }}
 {%- endmacro %}
 
 {#- Databricks: the key-encryption key is a secret in a secret scope (backed by Azure

@@ -19,7 +19,6 @@
             {%- endif -%}
         {%- endif -%}
         {%- if mode -%}
-            {%- set kek = gdpr_lakehouse._kek() -%}
             {#- the right key: one that unwraps the stored tombstone key and a few of
                 the vault's keys (a lakehouse an older version made may hold its
                 tombstone key plain: the vault's keys still show the KEK). A build
@@ -35,10 +34,13 @@
                 {%- do wrapped.append("select data_key as wrapped_key from " ~ vault ~ " where left(subject_id, 2) != '__' and length(data_key) = 60 limit 3") -%}
             {%- endif -%}
             {%- if wrapped -%}
-                {#- java_method is non-deterministic: unwrap in a projection, count outside -#}
-                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string)) from (select try_aes_decrypt(wrapped_key, "
-                    ~ kek ~ ", 'GCM') as opened from ((" ~ (wrapped | join(') union all (')) ~ ")) as stored) as tried", '0/0') -%}
-                {%- set opened_count, wrapped_count = opened.split('/') -%}
+                {#- each stored key unwrapped where it can be; a wrap of one byte first
+                    stops the query where the engine has no key-encryption key at all
+                    (the error names the variable) -#}
+                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string), '/', cast(count(probe) as string)) from (select "
+                    ~ gdpr_lakehouse.unwrap_key('wrapped_key', required=false) ~ " as opened, " ~ gdpr_lakehouse.wrap_key("x'00'") ~ " as probe from (("
+                    ~ (wrapped | join(') union all (')) ~ ")) as stored) as tried", '0/0/0') -%}
+                {%- set opened_count, wrapped_count = opened.split('/')[:2] -%}
                 {%- if opened_count != wrapped_count -%}
                     {%- do exceptions.raise_compiler_error("the key-encryption key this command was given (environment variable "
                         ~ var('kek_env_var', 'LAKEHOUSE_KEK') ~ ", or the secret scope on Databricks) is not the one this lakehouse's keys were wrapped with: it does not unwrap "

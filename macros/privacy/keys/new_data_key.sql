@@ -5,12 +5,12 @@
     key. Deleting the key makes every encrypted copy of the subject's data that history
     still holds unreadable at once (older versions of bronze keep the raw id until the
     purge job has run). No key material is ever written into SQL:
-    keys are joined from the vault, and the optional key-encryption key is read by the
-    engine at query time (java.lang.System.getenv; secret() on Databricks), never by
-    dbt and never substituted into SQL text, so no statement, view text, log or error
-    message holds it. Any SQL session of a process that holds the KEK can read it the
-    same way: on the local and thrift targets this is no security boundary (README,
-    "Who can read what").
+    keys are joined from the vault, and the key-encryption key is read inside the
+    engine when a statement runs (this project's Spark SQL extension on Spark; secret()
+    on Databricks), never by dbt and never substituted into SQL text, so no statement,
+    view text, log or error message holds it, and no statement can return it (the
+    extension refuses reflection). A session of a process that holds it can still
+    unwrap a stored key (gdpr_unwrap_key): docs/concepts.md, "Who can read what".
 #}
 
 {#- 32 bytes from java.security.SecureRandom: the IVs of three AES-GCM encryptions

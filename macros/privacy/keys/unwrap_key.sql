@@ -9,6 +9,20 @@
 {% macro spark__unwrap_key(stored_expr, required=true) -%}
     {%- if gdpr_lakehouse.key_envelope() -%}
         {%- if required -%}
+            gdpr_unwrap_key({{ stored_expr }}, {{ gdpr_lakehouse._kek() }})
+        {%- else -%}
+            gdpr_try_unwrap_key({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }})
+        {%- endif -%}
+    {%- else -%}
+        {{ stored_expr }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- Databricks: the key from the secret scope (secret(), or try_secret() for a consumer
+    without READ on it), inside the warehouse. -#}
+{% macro databricks__unwrap_key(stored_expr, required=true) -%}
+    {%- if gdpr_lakehouse.key_envelope() -%}
+        {%- if required -%}
             aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM')
         {%- else -%}
             try_aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }}, 'GCM')
