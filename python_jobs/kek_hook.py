@@ -18,6 +18,11 @@ is the live engine's, so it wins over an older value the environment inherited. 
 loopback cluster's Thrift server (``python -m python_jobs.cluster up``) likewise admits
 only the token in ``<lakehouse>/cluster/token``: read the same way into
 DBT_ENV_SECRET_SPARK_THRIFT_PASSWORD, which dbt's ``thrift`` target sends.
+A token is given only while no other user's process listens on its server's port
+(``/proc/net/tcp``): after ``make down`` or a crash any local account may take the port,
+and dbt would hand it the token and every statement. Then the variable is removed,
+and for the warm engine LAKEHOUSE_ENGINE_REFUSED makes the ``warm`` output's port
+invalid, so dbt stops before it connects.
 It also names the Spark JVM's class archive (python_jobs.class_archive) to the local
 target's JVM, in LAKEHOUSE_JVM_CLASS_ARCHIVE, which profiles.yml reads: only an
 archive that is a regular file of this user's, that no other user may write, of the

@@ -4,7 +4,8 @@
     source leaves the subject readable in it, and nothing erases its own later writes.
     [{relation_name, problem}] (empty: none). Every Delta table of the catalog that is
     not a node or a source of this project's graph is read for a CLONE commit (DESCRIBE
-    HISTORY); a table whose history cannot be read is a problem too (fail closed).
+    HISTORY); a table whose detail or history cannot be read stops the check (fail
+    closed).
     gdpr_erase and reapply_erasures refuse while one exists, and the compliance test
     no_clone_outside_the_plan fails; the problem names the statement that clears it. -#}
 {% macro clone_problems(plan=none) -%}
