@@ -64,7 +64,12 @@
         {%- set parts = source.split('.') -%}
         {%- set source_name = (by_path.group(1) ~ '.' ~ by_path.group(2)) if '/' in source and by_path
             else (parts[-2:] | join('.') if parts | length >= 2 else source) -%}
-        {%- if source_name in planned -%}
+        {%- if not source -%}
+            {#- fail closed: a clone whose source this check cannot read may be of a
+                relation the plan erases -#}
+            {{ return('a clone (its version ' ~ commit.version ~ ' is the CLONE) whose source cannot be read from its history ('
+                ~ commit.parameters[:200] ~ '): it may read files of a relation erasure does not reach. Drop it (DROP TABLE ' ~ name ~ ')') }}
+        {%- elif source_name in planned -%}
             {{ return('a clone of ' ~ planned[source_name] ~ ' (its version ' ~ commit.version ~ ' is the CLONE): it reads the files '
                 ~ planned[source_name] ~ ' held then, which erasure does not reach. Drop it (DROP TABLE ' ~ name
                 ~ '); to keep a copy, take a savepoint (dbt run-operation savepoint), which erasure covers') }}
