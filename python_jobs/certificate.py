@@ -52,6 +52,7 @@ from python_jobs.forensic_scan import (
     live_rows,
     looked_for,
     read_witness,
+    savepoint_copies,
     scan,
     warehouse_dir,
 )
@@ -165,7 +166,9 @@ def _scan_verdict(
             "give --witness",
         }
     witness = witness or Witness(subject_id)
-    residues, stats = scan(witness, relations, warehouse, landing_dir(), AREAS, skip)
+    # the kept savepoints' copies too, as the scan reads them (one it cannot see stops it)
+    scanned = relations + savepoint_copies(relations, warehouse)
+    residues, stats = scan(witness, scanned, warehouse, landing_dir(), AREAS, skip)
     counts = {verdict: 0 for verdict in VERDICTS}
     for residue in residues:
         counts[residue.verdict] += 1

@@ -65,6 +65,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -231,7 +232,8 @@ def live_rows(location: Path, columns: list[str] | None = None) -> pa.Table | No
 def savepoint_copies(relations: list[DeltaRelation], warehouse: Path) -> list[DeltaRelation]:
     """The copies of the savepoints not released (privacy.savepoints, read from its
     files), scanned as declared relations with the privacy of what they copy. A copy
-    not made yet (a savepoint being created) has nothing to scan."""
+    not made yet (a savepoint being created) has nothing to scan; a kept one that is not
+    in the savepoint schema's folder stops the scan (ScanError)."""
     registry = next((r for r in relations if r.name == "privacy_savepoints"), None)
     table = live_rows(registry.path(warehouse)) if registry is not None else None
     folder = warehouse / f"{savepoint_schema()}.db"
@@ -242,6 +244,27 @@ def savepoint_copies(relations: list[DeltaRelation], warehouse: Path) -> list[De
         else [row for row in table.to_pylist() if row.get("status") in ("creating", "kept")]
     )
     copies = registered_copies(relations, held, rows)
+    kept = {
+        str(row.get("savepoint_relation") or "").lower()
+        for row in rows or []
+        if row.get("status") == "kept"
+    }
+    unseen = [
+        copy
+        for copy in copies
+        if f"{copy.schema}.{copy.identifier}".lower() in kept
+        and not (copy.path(warehouse) / "_delta_log").is_dir()
+    ]
+    if unseen:  # a kept copy elsewhere holds its version's subjects: fail closed
+        raise ScanError(
+            f"the kept savepoint copy {unseen[0].schema}.{unseen[0].identifier} (and "
+            f"{len(unseen) - 1} other(s)) is not at {unseen[0].path(warehouse)}, where the scan "
+            "reads the savepoint schema: the catalog keeps it elsewhere (ALTER TABLE ... SET "
+            "LOCATION, a schema with a LOCATION of its own), so the scan cannot see it and "
+            "would prove nothing. Move it back, or release it "
+            "(dbt run-operation release_savepoint); nothing was scanned"
+        )
+    # a copy being created (status creating) may not exist yet: nothing to scan
     return [copy for copy in copies if (copy.path(warehouse) / "_delta_log").is_dir()]
 
 
@@ -462,7 +485,12 @@ def areas(
     dbt = dbt_output_dirs()
     places = {
         "warehouse": [(warehouse, "warehouse (undeclared)")],
-        "landing": [(landing, "landing zone")],
+        "landing": [(landing, "landing zone")]
+        + (
+            landing_read_elsewhere(relations, warehouse, landing, missing)
+            if "landing" in selected
+            else []
+        ),
         "checkpoints": [(state / "checkpoints", "streaming checkpoints")],
         "reports": [(state / "reports", "reports")],
         "exports": [(state / "exports", "subject access exports")],
@@ -475,6 +503,42 @@ def areas(
                     found.append(Area(name, root, label))
                 elif missing is not None:
                     missing.append(f"{label} ({root}: not there)")
+    return found
+
+
+def landing_read_elsewhere(
+    relations: list[DeltaRelation],
+    warehouse: Path,
+    landing: Path,
+    missing: list[str] | None = None,
+) -> list[tuple[Path, str]]:
+    """The folders outside `landing` that builds read landing files from, as the landing
+    ledger (bronze_landing_ledger) records each file it read: a landing table the
+    catalog registered elsewhere (`--vars landing_path`, ALTER TABLE ... SET LOCATION).
+    Per landing table, the folder holding all the files read from it. A location not on
+    this machine's file system is added to `missing`, never called scanned."""
+    ledger = next((r for r in relations if r.name == "bronze_landing_ledger"), None)
+    table = live_rows(ledger.path(warehouse), ["entity", "file_path"]) if ledger else None
+    if table is None:
+        return []
+    by_entity: dict[str, list[str]] = {}
+    for row in table.to_pylist():
+        if row["file_path"]:
+            by_entity.setdefault(str(row["entity"]), []).append(str(row["file_path"]))
+    found: list[tuple[Path, str]] = []
+    for entity, uris in sorted(by_entity.items()):
+        local = []
+        for uri in uris:
+            parsed = urlparse(uri)
+            if parsed.scheme in ("", "file") and not parsed.netloc:
+                local.append(Path(unquote(parsed.path)))
+            elif missing is not None:
+                missing.append(f"landing table {entity} ({uri[:200]}: not on this machine)")
+                break
+        outside = [path for path in local if landing != path and landing not in path.parents]
+        if outside:
+            folder = Path(os.path.commonpath([str(path.parent) for path in outside]))
+            found.append((folder, f"landing table {entity} ({folder})"))
     return found
 
 

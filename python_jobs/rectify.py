@@ -71,7 +71,6 @@ from python_jobs.subject_access import (
     add_request_arguments,
     deadline_of,
     erasure_state,
-    key_expression,
     keyed_macros,
     parse_received,
     request_arguments,
@@ -431,7 +430,7 @@ def source_time_sql(spark: SparkSession, relations: list[DeltaRelation], vault_r
     """SQL for the source time of the bronze row aliased `rows` of the subject bound as
     :subject_id. Bronze keeps it keyed (source_seq, macro source_seq): the offset its
     record's reference derives from the tombstone key is taken away inside the
-    statement (macro source_seq_time), the key unwrapped there, never in Python."""
+    statement (macro source_seq_time), the key opened there, never in Python."""
     system = [r for r in relations if r.privacy.get("role") == "system"]
     if len(system) != 1:
         raise RectificationError(
@@ -448,7 +447,6 @@ def _event_frame(
     spark: SparkSession,
     table: LandingTable,
     vault_ref: str,
-    key_sql: str,
     subject_id: str,
     values: dict[str, Any],
     macros: Macros,
@@ -488,7 +486,7 @@ def _event_frame(
                      {source_time} + interval 1 millisecond) as _source_ts
         from {ref} as rows
         left join (
-            select {key_sql} as subject_key from {vault_ref} as vault
+            select vault.data_key as subject_key from {vault_ref} as vault
             where vault.subject_id = :subject_id
         ) as vault on true
         where {table.held_by("rows", vault_ref)}
@@ -665,9 +663,8 @@ def rectify(
     if target.exists():  # a crash after the event landed: the same event, not a second one
         print(f"rectify {request_id}: its event had landed already ({target.name})")
     else:
-        key_sql = key_expression(spark, vault_ref, macros)
         frame = _event_frame(
-            spark, table, vault_ref, key_sql, subject_id, values, macros, source_time
+            spark, table, vault_ref, subject_id, values, keyed_macros(spark, vault_ref), source_time
         )
         if frame is None:
             reason = f"nothing to rectify: {table.reader_name} holds no row of this subject"

@@ -213,18 +213,11 @@ def key_envelope_of(spark: SparkSession, vault_ref: str) -> bool:
     return recorded == "true"
 
 
-def key_expression(spark: SparkSession, vault_ref: str, macros: Macros) -> str:
-    """The subject's usable key, from the vault row aliased `vault`: unwrapped with the
-    key-encryption key when the vault records the envelope (as every command reads it)."""
-    if not key_envelope_of(spark, vault_ref):
-        return "vault.data_key"
-    return str(macros.unwrap_key("vault.data_key")).strip()
-
-
 def keyed_macros(spark: SparkSession, vault_ref: str) -> Macros:
     """The engine's macros rendered in the lakehouse's recorded key mode, for SQL that
-    unwraps the tombstone key inside the statement (macros tombstone_key, source_seq):
-    rendered with the var alone, a lakehouse with plain keys would be read as wrapped."""
+    uses a stored key (decrypt_pii, tombstone_key, source_seq), which the engine opens
+    inside the statement: rendered with the var alone, a lakehouse with plain keys
+    would be read as wrapped."""
     from python_jobs.project import engine_root, project_vars
 
     declared = {**project_vars(), "key_envelope": key_envelope_of(spark, vault_ref)}
@@ -257,7 +250,6 @@ def read_source(
     spark: SparkSession,
     source: Source,
     vault_ref: str,
-    key_sql: str,
     subject_id: str,
     macros: Macros,
 ) -> dict[str, Any]:
@@ -302,7 +294,7 @@ def read_source(
         select {", ".join(selected)}
         from {ref} version as of {version} as rows
         left join (
-            select subject_pseudonym, {key_sql} as subject_key
+            select subject_pseudonym, vault.data_key as subject_key
             from {vault_ref} as vault
             where vault.subject_id = :subject_id
         ) as vault on true
@@ -650,12 +642,9 @@ def answer(
         close_request(spark, log, request_id, status=status, status_reason=reason, **closing)
         print(f"subject_access {request_id}: {status}: {reason}")
         return
-    key_sql = key_expression(spark, vault_ref, lakehouse.macros)
+    keyed = keyed_macros(spark, vault_ref)
     ordered = sorted(sources(lakehouse.relations, subject_type), key=lambda s: s.name)
-    read = [
-        read_source(spark, source, vault_ref, key_sql, subject_id, lakehouse.macros)
-        for source in ordered
-    ]
+    read = [read_source(spark, source, vault_ref, subject_id, keyed) for source in ordered]
     extracts = [extract for extract in read if extract is not None]
     # a declared relation not built yet holds no row, but the answer says it was not read
     missing = [

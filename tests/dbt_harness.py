@@ -215,12 +215,22 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
         dbt.invoke("build")
 
 
-def unwrapped(column: str) -> str:
-    """SQL: a vault key as the pipeline uses it. A lakehouse wraps its keys with the
+def decrypted(cipher: str, key: str) -> str:
+    """SQL: a ciphertext opened with a vault key as the vault stores it, as a string;
+    NULL where that key does not open it. A lakehouse wraps its keys with the
     key-encryption key by default (key_envelope), and the suite's lakehouses hold its
-    key in LAKEHOUSE_KEK (tests/conftest.py), read inside Spark by the project's SQL
-    extension, as the macros read it."""
-    return f"gdpr_unwrap_key({column}, 'LAKEHOUSE_KEK')"
+    key in LAKEHOUSE_KEK (tests/conftest.py): the project's SQL extension opens the key
+    inside Spark, as the macros do (gdpr_try_decrypt), and no statement returns it."""
+    return f"cast(gdpr_try_decrypt({cipher}, {key}, 'LAKEHOUSE_KEK') as string)"
+
+
+def opened_key(stored: bytes) -> bytes:
+    """A vault key as stored, opened in Python with the suite's key-encryption key
+    (LAKEHOUSE_KEK): for checks that decrypt outside Spark."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    kek = bytes.fromhex(os.environ["LAKEHOUSE_KEK"])
+    return AESGCM(kek).decrypt(bytes(stored[:12]), bytes(stored[12:]), None)
 
 
 def record_ref(id_expr: str) -> str:

@@ -1,12 +1,14 @@
 {{ config(materialized='ephemeral') }}
 
-{#- The vault's keys ready to use: unwrapped from the key-encryption key when the
-    envelope is on. Ephemeral, so unwrapped keys are never stored anywhere. -#}
+{#- The vault's keys for the models that encrypt and decrypt: each as the vault stores
+    it (wrapped by the key-encryption key when the envelope is on). encrypt_pii,
+    decrypt_pii and keyed_hash open it inside the engine; no statement holds a subject's
+    key in clear. -#}
 with vault as (
     select
         subject_id,
         subject_pseudonym,
-        {{ gdpr_lakehouse.unwrap_key('data_key') }} as data_key
+        data_key
     from {{ ref('privacy_subject_keys') }}
 )
 

@@ -6,13 +6,10 @@ with users as (
     select * from {{ ref('silver_users') }}
 ),
 
-{# Not privacy_data_keys: a consumer whose process holds no key-encryption key reads
-    masked values here instead of an error (unwrap_key required=false). The stored view
-    text reads the KEK at query time; it never holds it. #}
 vault as (
     select
         subject_pseudonym,
-        {{ gdpr_lakehouse.unwrap_key('data_key', required=false) }} as data_key
+        data_key
     from {{ ref('privacy_subject_keys') }}
 ),
 

@@ -176,13 +176,30 @@ def main() -> int:
 
 
 def _unwrap_system_keys(spark: SparkSession) -> None:
-    """Store the system keys plain, as a version before their wrapping did."""
-    spark.sql(
-        "merge into privacy.system_keys as stored using (select key_name, "
-        "coalesce(gdpr_try_unwrap_key(key_value, 'LAKEHOUSE_KEK'), key_value) as plain "
-        "from privacy.system_keys) as wrapped on stored.key_name = wrapped.key_name "
-        "when matched then update set stored.key_value = wrapped.plain"
-    )
+    """Store the system keys plain, as a version before their wrapping did (opened in
+    Python: no statement returns an unwrapped key)."""
+    for name, stored in spark.sql("select key_name, key_value from privacy.system_keys").collect():
+        plain = _opened(bytes(stored))
+        if plain is not None:
+            spark.sql(
+                "update privacy.system_keys set key_value = unhex(:plain) where key_name = :name",
+                args={"plain": plain.hex(), "name": name},
+            )
+
+
+def _opened(stored: bytes) -> bytes | None:
+    """A stored key opened with the probe's key-encryption key; None for a plain one."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    if len(stored) != 60:
+        return None
+    try:
+        return AESGCM(bytes.fromhex(os.environ["LAKEHOUSE_KEK"])).decrypt(
+            stored[:12], stored[12:], None
+        )
+    except InvalidTag:
+        return None
 
 
 def _tombstone_key(spark: SparkSession, subject: str) -> dict:
@@ -192,10 +209,14 @@ def _tombstone_key(spark: SparkSession, subject: str) -> dict:
     row = spark.sql(
         "select length(key_value) as bytes, "
         f"sha2(concat(key_value, encode('{subject}', 'utf-8')), 256) as reader_hash, "
-        "hex(coalesce(gdpr_try_unwrap_key(key_value, 'LAKEHOUSE_KEK'), key_value)) "
-        "as key from privacy.system_keys where key_name = 'tombstone'"
+        "key_value from privacy.system_keys where key_name = 'tombstone'"
     ).first()
-    return row.asDict()
+    stored = bytes(row["key_value"])
+    return {
+        "bytes": row["bytes"],
+        "reader_hash": row["reader_hash"],
+        "key": (_opened(stored) or stored).hex().upper(),
+    }
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from python_jobs.relations import delta_relations
 from tests.dbt_harness import (
     DbtProject,
     assert_history_names_by_pseudonym_only,
-    unwrapped,
+    decrypted,
     version_before_erasure,
 )
 
@@ -155,7 +155,7 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
         opened = spark.sql(
             f"select count(*) from (select `{column}` as cipher from {relation} version as of {version} "
             f"where {subject} = '{who}') as old cross join privacy.subject_keys as vault "
-            f"where try_aes_decrypt(old.cipher, {unwrapped('vault.data_key')}, 'GCM') is not null"
+            f"where {decrypted('old.cipher', 'vault.data_key')} is not null"
         ).first()[0]
         assert opened == 0, f"{column} of {relation} opens with a key left in the vault"
 

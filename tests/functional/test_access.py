@@ -29,7 +29,7 @@ from python_jobs import certificate, generate, rectify, report, subject_access
 from python_jobs.forensic_scan import _decrypt
 from python_jobs.project import ProjectError, manifest
 from python_jobs.relations import delta_relations
-from tests.dbt_harness import DbtProject, unwrapped
+from tests.dbt_harness import DbtProject, opened_key
 
 pytestmark = pytest.mark.functional
 
@@ -115,12 +115,13 @@ def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
 
     # decrypted values are the ones the vault's key opens (Python's AES-GCM, not Spark)
     key, email_enc, name_enc, pseudonym = spark.sql(
-        f"select {unwrapped('k.data_key')}, p.email_enc, p.full_name_enc, k.subject_pseudonym from privacy.subject_keys k "
+        "select k.data_key, p.email_enc, p.full_name_enc, k.subject_pseudonym from privacy.subject_keys k "
         f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     ).first()
     [patient] = json.loads((folder / "bronze.patients.json").read_text())
-    assert patient["email"] == _decrypt(bytes(key), bytes(email_enc)).decode()
-    assert patient["full_name"] == _decrypt(bytes(key), bytes(name_enc)).decode()
+    key = opened_key(key)
+    assert patient["email"] == _decrypt(key, bytes(email_enc)).decode()
+    assert patient["full_name"] == _decrypt(key, bytes(name_enc)).decode()
     assert "email_enc" not in patient and patient["patient_pseudonym"] == pseudonym
     bronze = next(item for item in package["relations"] if item["relation"] == "bronze.patients")
     assert "email" in bronze["decrypted_columns"] and bronze["undecryptable_values"] == 0
@@ -557,11 +558,11 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     columns and unknown, erased or erasing subjects change nothing but a refused row."""
     subject_id = _subject(spark, "patient", 12)
     read = (
-        f"select {unwrapped('k.data_key')}, p.email_enc, p.full_name_enc, p.phone_enc, p.city_enc from privacy.subject_keys k "
+        "select k.data_key, p.email_enc, p.full_name_enc, p.phone_enc, p.city_enc from privacy.subject_keys k "
         f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     )
     key, email_enc, name_enc, phone_enc, city_enc = spark.sql(read).first()
-    key = bytes(key)
+    key = opened_key(key)
     city = _decrypt(key, bytes(city_enc)).decode()
     before = {
         "email": _decrypt(key, bytes(email_enc)).decode(),

@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import generate
 from python_jobs.project import landing_dir
-from tests.dbt_harness import DbtProject, build_once, unwrapped
+from tests.dbt_harness import DbtProject, build_once, decrypted
 
 pytestmark = pytest.mark.functional
 
@@ -255,7 +255,7 @@ def test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure(
             "select count(*) from silver.encounters as e "
             "inner join privacy.subject_keys as k on k.subject_pseudonym = e.patient_pseudonym "
             "where year(e.admitted_month) = 2001 "
-            f"and cast(aes_decrypt(e.department_id_enc, {unwrapped('k.data_key')}, 'GCM') as string) = 'CARD'"
+            f"and {decrypted('e.department_id_enc', 'k.data_key')} = 'CARD'"
         ).first()[0]
         == 4
     )

@@ -30,7 +30,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import generate
 from python_jobs.project import ProjectError, landing_dir
-from tests.dbt_harness import DbtProject, build_once, unwrapped
+from tests.dbt_harness import DbtProject, build_once, decrypted
 
 pytestmark = pytest.mark.functional
 
@@ -113,7 +113,7 @@ def test_a_dimension_read_as_of_each_business_day_is_the_state_loaded_that_day(
     loaded = {}
     for day, version in versions.items():
         rows = spark.sql(
-            f"select vault.subject_id, cast(aes_decrypt(p.city_enc, {unwrapped('vault.data_key')}, 'GCM') as string) "
+            f"select vault.subject_id, {decrypted('p.city_enc', 'vault.data_key')} "
             f"from silver.patients version as of {version} as p "
             "inner join privacy.subject_keys as vault on vault.subject_pseudonym = p.patient_pseudonym "
             "where vault.subject_id like 'P83%'"

@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
-from tests.dbt_harness import DbtProject, unwrapped
+from tests.dbt_harness import DbtProject, decrypted
 
 pytestmark = pytest.mark.functional
 
@@ -184,7 +184,7 @@ def test_a_view_that_shows_pii_to_a_non_reader_is_caught(
     # decrypts for everyone: the mistake the masked views exist to prevent
     spark.sql(
         "create or replace view scratch.unmasked_patients as "
-        f"select p.patient_pseudonym, cast(try_aes_decrypt(p.email_enc, {unwrapped('k.data_key')}, 'GCM') as string) as email, "
+        f"select p.patient_pseudonym, {decrypted('p.email_enc', 'k.data_key')} as email, "
         "'***' as full_name "
         "from silver.patients p join privacy.subject_keys k on k.subject_pseudonym = p.patient_pseudonym"
     )

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import generate, purge
 from python_jobs.relations import DeltaRelation, delta_relations
-from tests.dbt_harness import DbtProject, build_once, record_ref, unwrapped
+from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
 
 pytestmark = pytest.mark.functional
 
@@ -255,7 +255,7 @@ def test_key_is_shredded_and_ciphertext_unreadable(
         f"select count(*) from bronze.patients version as of {version} as p "
         "cross join privacy.subject_keys as k "
         f"where p.patient_pseudonym = '{patient['pseudonym']}' "
-        f"and try_aes_decrypt(p.full_name_enc, {unwrapped('k.data_key')}, 'GCM') is not null"
+        f"and {decrypted('p.full_name_enc', 'k.data_key')} is not null"
     ).first()[0]
     assert readable == 0  # ... but no key opens it
     vault_dir = lakehouse_dir / "warehouse" / "privacy.db" / "subject_keys"

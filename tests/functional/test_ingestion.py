@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import cdc_oracle, generate
 from python_jobs.project import landing_dir
-from tests.dbt_harness import DbtProject, build_once, record_ref, unwrapped
+from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
 
 pytestmark = pytest.mark.functional
 
@@ -72,7 +72,7 @@ def _land(name: str, rows: list[dict]) -> Path:
 
 def _bronze(spark: SparkSession) -> dict[str, tuple]:
     rows = spark.sql(
-        f"select k.subject_id as patient_id, cast(try_aes_decrypt(b.city_enc, {unwrapped('k.data_key')}, 'GCM') as string) as city, b.source_op, "
+        f"select k.subject_id as patient_id, {decrypted('b.city_enc', 'k.data_key')} as city, b.source_op, "
         "b.source_file, b.source_row from bronze.patients b "
         "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
         "where k.subject_id like 'P80%'"

@@ -16,9 +16,12 @@ import io
 import json
 import os
 import secrets
+import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
@@ -372,3 +375,60 @@ def test_an_erased_subject_asking_for_their_data_is_told_none_is_held(life: dict
     assert life["request_id"] in reason and "erased" in reason
     assert life["exports_after_purge"] and all(life["exports_after_purge"])
     assert not Path(first_path).exists()
+
+
+def test_a_savepoint_copy_the_scan_cannot_see_stops_it(
+    life: dict, dbt: DbtProject, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A kept savepoint's copy that is not where the scan reads the savepoint schema (its
+    table moved with ALTER TABLE ... SET LOCATION, a schema made with a LOCATION of its
+    own) holds the subject as of its version; a scan that does not see it proves
+    nothing. The scan stops and names it, instead of reporting the lakehouse clean."""
+    name = "scan_elsewhere"
+    dbt.operation("savepoint", {"model": "silver_patients", "name": name})
+    copy = f"savepoints.silver__patients__{name}"
+    home = Path(
+        next(
+            row[1]
+            for row in spark.sql(f"describe table extended {copy}").collect()
+            if row[0] == "Location"
+        ).removeprefix("file:")
+    )
+    elsewhere = tmp_path / "elsewhere"
+    try:
+        shutil.move(str(home), str(elsewhere))
+        spark.sql(f"alter table {copy} set location '{elsewhere.as_uri()}'")
+        assert spark.table(copy).count() > 0  # the catalog reads it there
+        with pytest.raises(forensic_scan.ScanError, match=f"silver__patients__{name}"):
+            forensic_scan.main(["--subject-id", life["subject_id"], "--json"])
+    finally:
+        dbt.operation("release_savepoint", {"model": "silver_patients", "name": name})
+
+
+def test_a_landing_folder_the_catalog_registered_elsewhere_is_scanned(
+    life: dict, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A landing table registered outside the landing path (a build with `--vars
+    landing_path`, ALTER TABLE ... SET LOCATION) holds files the build read from there,
+    as the landing ledger records. Before, the scan looked only under the landing path
+    and called the landing zone scanned and clean. Now every folder the ledger
+    records a read in is scanned, and the subject's file there is found."""
+    moved = tmp_path / "elsewhere" / "patients"
+    moved.mkdir(parents=True)
+    planted = moved / "part-0.parquet"
+    pq.write_table(pa.table({"patient_id": [life["subject_id"]], "city": ["Westhaven"]}), planted)
+    ledger = "bronze.landing_ledger"
+    spark.sql(
+        f"insert into {ledger} (entity, file_path, file_size, file_modified_at, rows_read, "
+        "status, recorded_at) values ('patients', :path, :size, current_timestamp(), 1, "
+        "'ingested', current_timestamp())",
+        args={"path": planted.as_uri(), "size": planted.stat().st_size},
+    )
+    try:
+        code, report = _scan("--witness", str(life["witness_file"]))
+    finally:
+        spark.sql(f"delete from {ledger} where file_path = :path", args={"path": planted.as_uri()})
+    assert code == 1, report
+    found = [r for r in report["residues"] if r["area"] == "landing"]
+    assert {r["file"] for r in found} == {"part-0.parquet"}, found
+    assert any(str(moved) in area for area in report["scanned"]["areas"]), report["scanned"]

@@ -66,7 +66,7 @@ def test_batched_statements_are_one_merge_per_relation(jinja: Jinja) -> None:
         "target.`order_ref` = case when cast(target.`order_ref` as string) rlike '^anon-[0-9a-f]{64}$'"
         in orders
     )
-    assert "concat('anon-', sha2(concat(erase.record_salt, " in orders
+    assert "concat('anon-', gdpr_keyed_hash(erase.record_salt, " in orders
     assert "key_name = 'tombstone') as record_salt" in orders
     assert "record_salt" not in patients
     assert patients.startswith("merge into silver.patients as target")

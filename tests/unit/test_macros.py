@@ -72,20 +72,31 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
     kek = "ab" * 32
     monkeypatch.setenv("LAKEHOUSE_KEK", kek)
     plain = jinja.with_vars("{key_envelope: false}")
-    sql = plain.compile_inline(
-        "{{ gdpr_lakehouse.wrap_key('data_key') }} | {{ gdpr_lakehouse.unwrap_key('data_key') }}"
+    used = (
+        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.encrypt_pii('v', 'k') }} | "
+        "{{ gdpr_lakehouse.decrypt_pii('c', 'k') }} | {{ gdpr_lakehouse.keyed_hash('k', 'b') }}"
     )
-    assert sql.startswith("data_key | data_key")  # a lakehouse made with the envelope off
+    # a lakehouse made with the envelope off: Spark's own functions, the key as stored
+    assert plain.compile_inline(used).split(" | ") == [
+        "k",
+        "aes_encrypt(encode(cast(v as string), 'utf-8'), k, 'GCM')",
+        "cast(try_aes_decrypt(c, k, 'GCM') as string)",
+        "sha2(concat(k, b), 256)",
+    ]
     enveloped = jinja  # on by default
-    sql = enveloped.compile_inline(
-        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.unwrap_key('k') }}"
-    )
-    # the project's SQL extension reads the key inside the JVM: SQL names the variable
-    assert sql == "gdpr_wrap_key(k, 'LAKEHOUSE_KEK') | gdpr_unwrap_key(k, 'LAKEHOUSE_KEK')"
+    # the project's SQL extension reads the key inside the JVM and opens a stored key
+    # only to use it: SQL names the variable, and no macro renders an unwrapped key
+    sql = enveloped.compile_inline(used)
+    assert sql.split(" | ") == [
+        "gdpr_wrap_key(k, 'LAKEHOUSE_KEK')",
+        "gdpr_encrypt(encode(cast(v as string), 'utf-8'), k, 'LAKEHOUSE_KEK')",
+        "cast(gdpr_decrypt(c, k, 'LAKEHOUSE_KEK') as string)",
+        "gdpr_keyed_hash(k, b, 'LAKEHOUSE_KEK')",
+    ]
     assert kek not in sql and "${" not in sql and "java_method" not in sql
-    # a view that consumers query: NULL keys where their process holds no KEK
-    sql = enveloped.compile_inline("{{ gdpr_lakehouse.unwrap_key('k', required=false) }}")
-    assert sql == "gdpr_try_unwrap_key(k, 'LAKEHOUSE_KEK')"
+    # a view that consumers query: NULL where their process holds no KEK
+    sql = enveloped.compile_inline("{{ gdpr_lakehouse.decrypt_pii('c', 'k', required=false) }}")
+    assert sql == "cast(gdpr_try_decrypt(c, k, 'LAKEHOUSE_KEK') as string)"
 
 
 def test_key_envelope_without_a_kek_is_a_clear_error(

@@ -99,11 +99,11 @@ def test_reerasure_matches_every_tombstone_in_the_relations_key(jinja: Jinja) ->
     bronze, silver = (part.strip() for part in sql.split("@@") if part.strip())
     # source ids: the requests whose keyed hash is tombstoned
     assert bronze.startswith("merge into bronze.patients as target")
-    assert "inner join privacy.erasure_tombstones" in bronze and "sha2(" in bronze
+    assert "inner join privacy.erasure_tombstones" in bronze and "gdpr_keyed_hash(" in bronze
     assert "when matched then delete" in bronze
     # pseudonyms: the keyed hash of each row's pseudonym against the tombstones' (they
     # never hold the pseudonym itself)
-    assert "on tombstones.pseudonym_hash" in silver and "sha2(" in silver
+    assert "on tombstones.pseudonym_hash" in silver and "gdpr_keyed_hash(" in silver
     assert "subject_pseudonym" not in silver
     assert "on target.`patient_pseudonym` = erase.erase_key" in silver
 

@@ -17,9 +17,9 @@
 {% macro spark__cdc_latest_events(relation, key, record_ref, record_seq) -%}
     {%- set markers = ref('bronze_cdc_deletes') -%}
     select ranked.* from (
-        {#- hashed in projections, once per key and over its newest event only: with
-            the envelope on, the tombstone key is unwrapped by a non-deterministic
-            expression (macro tombstone_hash), which no filter passes below -#}
+        {#- hashed in projections, once per key and over its newest event only: the
+            tombstone key is a scalar subquery (macro tombstone_hash), which no filter
+            passes below -#}
         select
             referenced.*,
             {{ record_seq }} as event_seq

@@ -3,8 +3,8 @@
     {{ return(adapter.get_relation(database=none, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 
-{#- Where the engine finds the key-encryption key when a statement runs, as wrap_key and
-    unwrap_key pass it on: on Spark the name of its environment variable (a SQL string),
+{#- Where the engine finds the key-encryption key when a statement runs, as wrap_key,
+    encrypt_pii, decrypt_pii and keyed_hash pass it on: on Spark the name of its environment variable (a SQL string),
     on Databricks the key, read from its secret scope inside the warehouse. required (the
     pipeline's statements): a missing KEK raises. Otherwise (the masked views, queried by
     consumers) the key reads as NULL where the reading process has none. -#}
@@ -16,8 +16,9 @@
     environment variable named by var kek_env_var of each Spark process that evaluates
     the statement (the driver locally; on a cluster the executors too), and only the
     functions of this project's Spark extension read it, inside the JVM
-    (gdpr_lakehouse.sql.KeyEnvelopeExtension: gdpr_wrap_key, gdpr_unwrap_key,
-    gdpr_try_unwrap_key), so no statement can return it; the extension also refuses
+    (gdpr_lakehouse.sql.KeyEnvelopeExtension: gdpr_wrap_key, gdpr_encrypt,
+    gdpr_decrypt, gdpr_try_decrypt, gdpr_keyed_hash, gdpr_key_opens), so no statement
+    can return it or a key it unwraps; the extension also refuses
     reflection (java_method, reflect), which read it before. What this returns is the
     variable's name as a SQL string, for those functions. Never `${env:...}`:
     substitution would put the key into the statement's text (the profiles turn it
@@ -56,4 +57,26 @@
         {%- endif -%}
     {%- endfor -%}
     unhex({{ 'secret' if required else 'try_secret' }}('{{ scope }}', '{{ key }}'))
+{%- endmacro %}
+
+{#- Databricks only: a stored key opened inside the warehouse with the secret scope's
+    key (secret(), or try_secret() for a consumer without READ on it); the key itself
+    where the envelope is off. Spark never opens a key in SQL: gdpr_encrypt,
+    gdpr_decrypt and gdpr_keyed_hash take the wrapped key. -#}
+{% macro _open_key(stored_expr, required=true) -%}
+    {%- if gdpr_lakehouse.key_envelope() -%}
+        {{ 'aes_decrypt' if required else 'try_aes_decrypt' }}({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=required) }}, 'GCM')
+    {%- else -%}
+        {{ stored_expr }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- Whether the key-encryption key opens a stored (wrapped) key: true or false, never
+    the key. -#}
+{% macro _key_opens(stored_expr) -%}
+    {%- if target.type == 'databricks' -%}
+        ({{ gdpr_lakehouse._open_key(stored_expr, required=false) }} is not null)
+    {%- else -%}
+        gdpr_key_opens({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }})
+    {%- endif -%}
 {%- endmacro %}

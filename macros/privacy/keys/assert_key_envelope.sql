@@ -34,11 +34,11 @@
                 {%- do wrapped.append("select data_key as wrapped_key from " ~ vault ~ " where left(subject_id, 2) != '__' and length(data_key) = 60 limit 3") -%}
             {%- endif -%}
             {%- if wrapped -%}
-                {#- each stored key unwrapped where it can be; a wrap of one byte first
+                {#- each stored key tried (opened or not, never returned); a wrap of one byte first
                     stops the query where the engine has no key-encryption key at all
                     (the error names the variable) -#}
-                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count(opened) as string), '/', cast(count(*) as string), '/', cast(count(probe) as string)) from (select "
-                    ~ gdpr_lakehouse.unwrap_key('wrapped_key', required=false) ~ " as opened, " ~ gdpr_lakehouse.wrap_key("x'00'") ~ " as probe from (("
+                {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count_if(opened) as string), '/', cast(count(*) as string), '/', cast(count(probe) as string)) from (select "
+                    ~ gdpr_lakehouse._key_opens('wrapped_key') ~ " as opened, " ~ gdpr_lakehouse.wrap_key("x'00'") ~ " as probe from (("
                     ~ (wrapped | join(') union all (')) ~ ")) as stored) as tried", '0/0/0') -%}
                 {%- set opened_count, wrapped_count = opened.split('/')[:2] -%}
                 {%- if opened_count != wrapped_count -%}

@@ -29,7 +29,7 @@
 {%- endmacro %}
 
 {#- The vault's recorded mode: true, false, or none (no vault, or no key to tell by).
-    Read once per dbt invocation: every encrypt, unwrap and tombstone hash asks for
+    Read once per dbt invocation: every encrypt, decrypt and keyed hash asks for
     it (gdpr_erase of one subject asked 147 times, each a `show tblproperties`). A
     recorded mode cannot change (var key_envelope disagreeing with it is an error), so
     the first answer holds for the invocation; none (no vault yet) is not kept, so a

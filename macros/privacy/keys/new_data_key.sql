@@ -9,8 +9,9 @@
     engine when a statement runs (this project's Spark SQL extension on Spark; secret()
     on Databricks), never by dbt and never substituted into SQL text, so no statement,
     view text, log or error message holds it, and no statement can return it (the
-    extension refuses reflection). A session of a process that holds it can still
-    unwrap a stored key (gdpr_unwrap_key): docs/concepts.md, "Who can read what".
+    extension refuses reflection). A stored key is opened only inside the functions
+    that use it (encrypt_pii, decrypt_pii, keyed_hash), so no statement returns a
+    subject's key either: docs/concepts.md, "Who can read what".
 #}
 
 {#- 32 bytes from java.security.SecureRandom: the IVs of three AES-GCM encryptions

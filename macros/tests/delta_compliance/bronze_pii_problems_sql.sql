@@ -30,9 +30,9 @@
                         {%- endfor %}
                     ) as (column_name, bad_rows)
                 from (
-                    {#- counted over flags computed in a projection: with the envelope
-                        on, unwrapping a key is non-deterministic (it reads the
-                        key-encryption key), which Spark refuses inside an aggregate -#}
+                    {#- counted over flags computed in a projection: the tombstone key
+                        is a scalar subquery, which Spark refuses inside an aggregate's
+                        argument -#}
                     select
                         {%- for column in spec.pii_columns %}
                         count_if(flags.bad_{{ loop.index }}) as bad_{{ loop.index }}{{ ',' if not loop.last }}
@@ -52,28 +52,25 @@
                                         without a key has its values tried with the
                                         tombstone key. #}
                                     or case when vault.data_key is not null
-                                            then try_aes_decrypt(cast(data.{{ column }} as binary), vault.data_key, 'GCM') is null
-                                            else {{ 'true' if spec.get('require_key', true) else "try_aes_decrypt(cast(data." ~ column ~ " as binary), " ~ gdpr_lakehouse.tombstone_key() ~ ", 'GCM') is not null" }}
+                                            then {{ gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', 'vault.data_key') }} is null
+                                            else {{ 'true' if spec.get('require_key', true) else gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', gdpr_lakehouse.tombstone_key()) ~ ' is not null' }}
                                        end
                                 ),
                                 false
                             ) as bad_{{ loop.index }}{{ ',' if not loop.last }}
                             {%- endfor %}
                         from {{ spec.relation }} as data
-                        {# each key unwrapped once, in the vault's projection, not once
-                           per row and column #}
                         left join (
                             {#- a subject key equal to the tombstone key is no key: its
-                                values count as what the tombstone key opens #}
+                                values count as what the tombstone key opens. Stored
+                                keys compare by a keyed hash of nothing (the same
+                                key wrapped twice differs), opened inside the engine -#}
                             select
-                                unwrapped.key_id,
-                                nullif(unwrapped.data_key, {{ gdpr_lakehouse.tombstone_key() }}) as data_key
-                            from (
-                                select
-                                    keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
-                                    {{ gdpr_lakehouse.unwrap_key('keys.data_key') }} as data_key
-                                from {{ vault }} as keys
-                            ) as unwrapped
+                                keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
+                                case when {{ gdpr_lakehouse.keyed_hash('keys.data_key', "x''") }}
+                                          = {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(), "x''") }}
+                                     then null else keys.data_key end as data_key
+                            from {{ vault }} as keys
                         ) as vault on data.{{ spec.subject_key }} = vault.key_id
                     ) as flags
                 ) as counts

@@ -1,7 +1,9 @@
 package gdpr_lakehouse.sql;
 
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.HexFormat;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -9,44 +11,79 @@ import javax.crypto.spec.SecretKeySpec;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The key envelope's wrap and unwrap, inside the JVM: SQL calls them as {@code
- * gdpr_wrap_key(key, 'LAKEHOUSE_KEK')}, {@code gdpr_unwrap_key(wrapped, 'LAKEHOUSE_KEK')} and
- * {@code gdpr_try_unwrap_key(...)} ({@link KeyEnvelopeExtension}), and the key-encryption key
- * they read from the named environment variable never becomes a value a statement can
- * return. Before, the macros read it with {@code java_method('java.lang.System', 'getenv',
- * ...)}, which any statement of any session could call too.
+ * The key envelope, inside the JVM: SQL wraps a new key with {@code gdpr_wrap_key(key,
+ * 'LAKEHOUSE_KEK')} and uses a wrapped key only through functions that open it where no
+ * statement can see it ({@link KeyEnvelopeExtension}): {@code gdpr_encrypt}, {@code
+ * gdpr_decrypt}, {@code gdpr_try_decrypt}, {@code gdpr_keyed_hash} and {@code gdpr_key_opens}.
+ * No function returns the key-encryption key or an unwrapped key, so neither can be copied
+ * out of the engine by a query: a subject's key lives only in the vault, wrapped, and an
+ * erasure that deletes it leaves no copy a session made. (The macros read the KEK with
+ * {@code java_method('java.lang.System', 'getenv', ...)} before, and an unwrap function
+ * followed, which returned the subject's key to any statement.)
  *
- * <p>The format is Spark's {@code aes_encrypt(key, kek, 'GCM')}: a 12-byte random IV, then
- * the ciphertext and its 16-byte tag, so keys wrapped before this class existed unwrap.
+ * <p>Every ciphertext is in Spark's {@code aes_encrypt(value, key, 'GCM')} format: a 12-byte
+ * random IV, then the ciphertext and its 16-byte tag, so values and keys written by {@code
+ * aes_encrypt} before this class existed open, and the other way round.
  */
 public final class KeyEnvelope {
   private static final int IV_BYTES = 12;
   private static final int TAG_BITS = 128;
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** The last key opened by this thread: a statement opens the same key row after row. */
+  private static final ThreadLocal<Object[]> LAST_OPENED = new ThreadLocal<>();
 
   private KeyEnvelope() {}
 
   /** The key wrapped by the key-encryption key in {@code variable}; fails without one. */
   public static byte[] wrap(byte[] key, UTF8String variable) {
-    byte[] iv = new byte[IV_BYTES];
-    RANDOM.nextBytes(iv);
+    return seal(kek(variable, true), key, "gdpr_wrap_key: the key could not be wrapped");
+  }
+
+  /** {@code value} encrypted under the wrapped key (AES-256-GCM, a fresh IV). */
+  public static byte[] encrypt(byte[] value, byte[] wrapped, UTF8String variable) {
+    return seal(openOrFail(wrapped, variable, "gdpr_encrypt"), value, "gdpr_encrypt");
+  }
+
+  /**
+   * {@code cipher} decrypted with the wrapped key; NULL when it is not a ciphertext of that
+   * key. Fails without the key-encryption key or when it does not open the wrapped key.
+   */
+  public static byte[] decrypt(byte[] cipher, byte[] wrapped, UTF8String variable) {
+    return open(cipher, openOrFail(wrapped, variable, "gdpr_decrypt"));
+  }
+
+  /** Like {@link #decrypt}, NULL also where the process has no key-encryption key or it does not open the key. */
+  public static byte[] tryDecrypt(byte[] cipher, byte[] wrapped, UTF8String variable) {
+    byte[] kek = kek(variable, false);
+    byte[] key = kek == null ? null : opened(wrapped, kek, variable);
+    return key == null ? null : open(cipher, key);
+  }
+
+  /** sha2(concat(key, data), 256) in hex, as Spark writes it, with the wrapped key opened. */
+  public static UTF8String keyedHash(byte[] wrapped, byte[] data, UTF8String variable) {
+    byte[] key = openOrFail(wrapped, variable, "gdpr_keyed_hash");
     try {
-      byte[] sealed = cipher(Cipher.ENCRYPT_MODE, kek(variable, true), iv).doFinal(key);
-      byte[] out = new byte[IV_BYTES + sealed.length];
-      System.arraycopy(iv, 0, out, 0, IV_BYTES);
-      System.arraycopy(sealed, 0, out, IV_BYTES, sealed.length);
-      return out;
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      digest.update(key);
+      digest.update(data);
+      return UTF8String.fromString(HexFormat.of().formatHex(digest.digest()));
     } catch (GeneralSecurityException error) {
-      throw new IllegalStateException("gdpr_wrap_key: the key could not be wrapped: " + error);
+      throw new IllegalStateException("gdpr_keyed_hash: " + error);
     }
   }
 
-  /** The key a wrapped key holds; fails without the key-encryption key or when it does not open it. */
-  public static byte[] unwrap(byte[] wrapped, UTF8String variable) {
-    byte[] key = open(wrapped, kek(variable, true));
+  /** Whether the key-encryption key in {@code variable} opens the wrapped key (false without one). */
+  public static boolean opens(byte[] wrapped, UTF8String variable) {
+    byte[] kek = kek(variable, false);
+    return kek != null && opened(wrapped, kek, variable) != null;
+  }
+
+  private static byte[] openOrFail(byte[] wrapped, UTF8String variable, String function) {
+    byte[] key = opened(wrapped, kek(variable, true), variable);
     if (key == null) {
       throw new IllegalStateException(
-          "gdpr_unwrap_key: the key-encryption key in the environment variable "
+          function
+              + ": the key-encryption key in the environment variable "
               + variable
               + " does not open a stored key (another lakehouse's key, or a damaged one); nothing"
               + " was written");
@@ -54,22 +91,44 @@ public final class KeyEnvelope {
     return key;
   }
 
-  /** Like {@link #unwrap}, NULL where the process has no key-encryption key or it does not open the key. */
-  public static byte[] tryUnwrap(byte[] wrapped, UTF8String variable) {
-    byte[] kek = kek(variable, false);
-    return kek == null ? null : open(wrapped, kek);
+  private static byte[] opened(byte[] wrapped, byte[] kek, UTF8String variable) {
+    Object[] last = LAST_OPENED.get();
+    if (last != null
+        && Arrays.equals((byte[]) last[0], wrapped)
+        && Arrays.equals((byte[]) last[1], kek)) {
+      return (byte[]) last[2];
+    }
+    byte[] key = open(wrapped, kek);
+    if (key != null) {
+      LAST_OPENED.set(new Object[] {wrapped.clone(), kek, key});
+    }
+    return key;
   }
 
-  private static byte[] open(byte[] wrapped, byte[] kek) {
-    if (wrapped.length < IV_BYTES + TAG_BITS / 8) {
+  private static byte[] seal(byte[] key, byte[] value, String what) {
+    byte[] iv = new byte[IV_BYTES];
+    RANDOM.nextBytes(iv);
+    try {
+      byte[] sealed = cipher(Cipher.ENCRYPT_MODE, key, iv).doFinal(value);
+      byte[] out = new byte[IV_BYTES + sealed.length];
+      System.arraycopy(iv, 0, out, 0, IV_BYTES);
+      System.arraycopy(sealed, 0, out, IV_BYTES, sealed.length);
+      return out;
+    } catch (GeneralSecurityException error) {
+      throw new IllegalStateException(what + ": " + error);
+    }
+  }
+
+  private static byte[] open(byte[] sealed, byte[] key) {
+    if (sealed.length < IV_BYTES + TAG_BITS / 8) {
       return null;
     }
-    byte[] iv = java.util.Arrays.copyOfRange(wrapped, 0, IV_BYTES);
+    byte[] iv = Arrays.copyOfRange(sealed, 0, IV_BYTES);
     try {
-      return cipher(Cipher.DECRYPT_MODE, kek, iv)
-          .doFinal(wrapped, IV_BYTES, wrapped.length - IV_BYTES);
+      return cipher(Cipher.DECRYPT_MODE, key, iv)
+          .doFinal(sealed, IV_BYTES, sealed.length - IV_BYTES);
     } catch (GeneralSecurityException | RuntimeException error) {
-      return null;  // not a key this key-encryption key wrapped
+      return null;  // not sealed with this key
     }
   }
 

@@ -1,5 +1,6 @@
 package gdpr_lakehouse.sql;
 
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -10,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import scala.Function1;
 import scala.Option;
@@ -25,9 +27,12 @@ import scala.runtime.BoxedUnit;
  * never see it.
  *
  * <ul>
- *   <li>{@code gdpr_wrap_key(key, variable)}, {@code gdpr_unwrap_key(wrapped, variable)} and
- *       {@code gdpr_try_unwrap_key(wrapped, variable)}: {@link KeyEnvelope}, which reads the key
- *       from the environment variable named inside the JVM;
+ *   <li>{@code gdpr_wrap_key(key, variable)}, {@code gdpr_encrypt(value, wrapped, variable)},
+ *       {@code gdpr_decrypt(cipher, wrapped, variable)}, {@code gdpr_try_decrypt(...)}, {@code
+ *       gdpr_keyed_hash(wrapped, data, variable)} and {@code gdpr_key_opens(wrapped, variable)}:
+ *       {@link KeyEnvelope}, which reads the key-encryption key from the environment variable
+ *       named, inside the JVM, and opens a wrapped key only to use it: no function returns the
+ *       KEK or an unwrapped key;
  *   <li>reflection refused at analysis, in every statement, view and subquery: {@code
  *       reflect}, {@code java_method} and Hive's reflect functions called any static method
  *       of any class on the class path ({@code System.getenv} returned the key), so only
@@ -39,9 +44,19 @@ public final class KeyEnvelopeExtension
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
-    extensions.injectFunction(function("gdpr_wrap_key", "wrap"));
-    extensions.injectFunction(function("gdpr_unwrap_key", "unwrap"));
-    extensions.injectFunction(function("gdpr_try_unwrap_key", "tryUnwrap"));
+    extensions.injectFunction(
+        function("gdpr_wrap_key", "wrap", DataTypes.BinaryType, "key", "variable"));
+    extensions.injectFunction(
+        function("gdpr_encrypt", "encrypt", DataTypes.BinaryType, "value", "wrapped", "variable"));
+    extensions.injectFunction(
+        function("gdpr_decrypt", "decrypt", DataTypes.BinaryType, "cipher", "wrapped", "variable"));
+    extensions.injectFunction(
+        function(
+            "gdpr_try_decrypt", "tryDecrypt", DataTypes.BinaryType, "cipher", "wrapped", "variable"));
+    extensions.injectFunction(
+        function("gdpr_keyed_hash", "keyedHash", DataTypes.StringType, "wrapped", "data", "variable"));
+    extensions.injectFunction(
+        function("gdpr_key_opens", "opens", DataTypes.BooleanType, "wrapped", "variable"));
     extensions.injectCheckRule(
         new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
           @Override
@@ -52,25 +67,35 @@ public final class KeyEnvelopeExtension
     return BoxedUnit.UNIT;
   }
 
+  /**
+   * A function calling {@code KeyEnvelope.method}: binary arguments, then the name of the
+   * variable holding the key-encryption key (a string). NULL in, NULL out.
+   */
   private static Tuple3<FunctionIdentifier, ExpressionInfo, Function1<Seq<Expression>, Expression>>
-      function(String name, String method) {
+      function(String name, String method, DataType returns, String... parameters) {
     Function1<Seq<Expression>, Expression> builder =
         new AbstractFunction1<Seq<Expression>, Expression>() {
           @Override
           public Expression apply(Seq<Expression> arguments) {
-            if (arguments.size() != 2) {
+            if (arguments.size() != parameters.length) {
               throw new IllegalArgumentException(
                   name
-                      + " takes two arguments: the key (binary) and the name of the environment"
-                      + " variable holding the key-encryption key, e.g. 'LAKEHOUSE_KEK'");
+                      + " takes "
+                      + parameters.length
+                      + " arguments: "
+                      + String.join(", ", parameters)
+                      + " (binary, the last the name of the environment variable holding the"
+                      + " key-encryption key, e.g. 'LAKEHOUSE_KEK')");
             }
-            Seq<AbstractDataType> types =
-                CollectionConverters.asScala(
-                        List.<AbstractDataType>of(DataTypes.BinaryType, DataTypes.StringType))
-                    .toList();
+            List<AbstractDataType> expected = new ArrayList<>();
+            for (int i = 0; i < parameters.length - 1; i++) {
+              expected.add(DataTypes.BinaryType);
+            }
+            expected.add(DataTypes.StringType);
+            Seq<AbstractDataType> types = CollectionConverters.asScala(expected).toList();
             return new StaticInvoke(
                 KeyEnvelope.class,
-                DataTypes.BinaryType,
+                returns,
                 method,
                 arguments,
                 types,

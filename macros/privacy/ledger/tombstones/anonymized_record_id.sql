@@ -6,12 +6,12 @@
     re-erasure compute the same one. A record kept anonymized after its subject's
     erasure (on_erasure: anonymize, e.g. an order the law keeps) keeps it. An id
     already anonymized ('anon-' and 64 hex digits) stays as it is. salt_expr: the
-    tombstone key as a column, where a scalar subquery cannot go (a MERGE's SET). -#}
+    tombstone key (as stored) as a column, where a scalar subquery cannot go (a MERGE's SET). -#}
 {% macro anonymized_record_id(id_expr, keys=none, salt_expr=none) -%}
     {{ return(adapter.dispatch('anonymized_record_id', 'gdpr_lakehouse')(id_expr, keys, salt_expr)) }}
 {%- endmacro %}
 
 {% macro spark__anonymized_record_id(id_expr, keys=none, salt_expr=none) -%}
     case when cast({{ id_expr }} as string) rlike '^anon-[0-9a-f]{64}$' then cast({{ id_expr }} as string)
-        else concat('anon-', sha2(concat({{ salt_expr or gdpr_lakehouse.tombstone_key(keys) }}, encode(cast({{ id_expr }} as string), 'utf-8')), 256)) end
+        else concat('anon-', {{ gdpr_lakehouse.keyed_hash(salt_expr or gdpr_lakehouse.tombstone_key(keys), "encode(cast(" ~ id_expr ~ " as string), 'utf-8')") }}) end
 {%- endmacro %}

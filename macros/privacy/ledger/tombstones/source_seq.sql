@@ -7,7 +7,7 @@
     when the event happened. In the demo the source time of a change is the time of the
     click, order or admission itself, an exact time that singles a person out: bronze
     keeps this instead (source_seq_time turns it back, with the key). Spark allows the
-    unwrapped key in a projection, a filter or an aggregate (macro tombstone_hash). -#}
+    key's scalar subquery in a projection, a filter or an aggregate (macro tombstone_hash). -#}
 {% macro source_seq(ts_expr, record_ref_expr, keys=none) -%}
     {{ return(adapter.dispatch('source_seq', 'gdpr_lakehouse')(ts_expr, record_ref_expr, keys)) }}
 {%- endmacro %}
@@ -17,6 +17,6 @@
 {%- endmacro %}
 
 {% macro _source_seq_offset(record_ref_expr, keys=none) -%}
-    cast(conv(substr(sha2(concat({{ gdpr_lakehouse.tombstone_key(keys) }},
-        encode(concat('source_seq|', cast({{ record_ref_expr }} as string)), 'utf-8')), 256), 1, 13), 16, 10) as bigint)
+    cast(conv(substr({{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(keys),
+        "encode(concat('source_seq|', cast(" ~ record_ref_expr ~ " as string)), 'utf-8')") }}, 1, 13), 16, 10) as bigint)
 {%- endmacro %}

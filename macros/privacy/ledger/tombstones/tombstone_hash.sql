@@ -1,6 +1,5 @@
-{#- A subject id hashed under the tombstone key, as tombstones hold it. With the envelope
-    on, the key is unwrapped by a non-deterministic expression (it reads the
-    key-encryption key from the environment), which Spark allows in a projection, a
+{#- A subject id hashed under the tombstone key, as tombstones hold it (keyed_hash). The
+    key is a scalar subquery (tombstone_key), which Spark allows in a projection, a
     filter or an aggregate, not in a join condition, an UPDATE or a DELETE: there, hash
     in a projection of the side whose ids are hashed and join on that column (which
     also keeps the join an equi-join). -#}
@@ -9,5 +8,5 @@
 {%- endmacro %}
 
 {% macro spark__tombstone_hash(id_expr, keys=none) -%}
-    sha2(concat({{ gdpr_lakehouse.tombstone_key(keys) }}, encode({{ id_expr }}, 'utf-8')), 256)
+    {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(keys), "encode(" ~ id_expr ~ ", 'utf-8')") }}
 {%- endmacro %}

@@ -2,9 +2,10 @@
     exactly one row or an error (raise_error), so a lost, replaced or duplicated key can
     never make not_tombstoned() true for everyone. With
     the envelope on (var key_envelope, recorded on the vault) it is stored wrapped by the
-    key-encryption key like every data key, and unwrapped here, inside the statement:
-    a reader of the table cannot recompute a tombstone hash or an anonymous record id.
-    A key stored in the other mode stops the statement too. -#}
+    key-encryption key like every data key, and stays wrapped: keyed_hash, encrypt_pii
+    and decrypt_pii open it inside the engine, so a reader of the table cannot
+    recompute a tombstone hash or an anonymous record id, and no statement returns the
+    key. A key stored in the other mode stops the statement too. -#}
 {% macro tombstone_key(keys=none) -%}
     {{ return(adapter.dispatch('tombstone_key', 'gdpr_lakehouse')(keys)) }}
 {%- endmacro %}
@@ -18,7 +19,7 @@
                      'Recover the key: RESTORE TABLE {{ keys }} TO VERSION AS OF <v> (DESCRIBE HISTORY {{ keys }})'))
                  when length(max(key_value)) != {{ 60 if envelope else 32 }}
                  then raise_error('{{ keys }} holds the tombstone key {{ "unwrapped, though this lakehouse wraps its keys (key_envelope): dbt build --select privacy_system_keys wraps it" if envelope else "wrapped, though this lakehouse keeps its keys plain (key_envelope off)" }}. Nothing was written.')
-                 else {{ gdpr_lakehouse.unwrap_key('max(key_value)') }}
+                 else max(key_value)
             end
      from {{ keys }} where key_name = 'tombstone')
 {%- endmacro %}
