@@ -55,7 +55,7 @@ def main() -> int:
     spark = SparkSession.builder.getOrCreate()
     subject = "P0000001"
     # an erasure, a restore of bronze to before it and the compliance test that looks
-    # for erased subjects, in this mode: each hashes ids under the unwrapped key
+    # for erased subjects, in this mode: each hashes ids under the tombstone key
     pseudonym = spark.sql(
         f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject}'"
     ).first()[0]

@@ -18,11 +18,12 @@ Guarantees held here (one lakehouse made with the envelope, in its own process):
   tombstone with a pseudonym); a key an older version stored plain is wrapped by the
   next build, and is still the same key;
 - gdpr_erase, restore_version and the compliance test for erased subjects run in this
-  mode (each hashes ids under the unwrapped tombstone key).
-No statement can return the KEK itself (the project's SQL extension reads it inside the
-JVM and refuses reflection: tests/adversarial/test_kek_reach.py); on local and thrift a
-session of a process that holds it can still unwrap a stored key (docs/concepts.md,
-"Who can read what").
+  mode (each hashes ids under the tombstone key, opened inside the engine).
+No statement can return the KEK itself or a stored key in clear (the project's SQL
+extension reads the KEK inside the JVM, uses a stored key only to encrypt, decrypt or
+hash, and refuses reflection: tests/adversarial/test_kek_reach.py); on local and
+thrift a session of a process that holds it can still decrypt values
+(docs/concepts.md, "Who can read what").
 """
 
 from __future__ import annotations

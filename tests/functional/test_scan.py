@@ -396,8 +396,9 @@ def test_a_savepoint_copy_the_scan_cannot_see_stops_it(
     )
     elsewhere = tmp_path / "elsewhere"
     try:
-        shutil.move(str(home), str(elsewhere))
+        shutil.copytree(home, elsewhere)
         spark.sql(f"alter table {copy} set location '{elsewhere.as_uri()}'")
+        shutil.rmtree(home)
         assert spark.table(copy).count() > 0  # the catalog reads it there
         with pytest.raises(forensic_scan.ScanError, match=f"silver__patients__{name}"):
             forensic_scan.main(["--subject-id", life["subject_id"], "--json"])
@@ -420,8 +421,8 @@ def test_a_landing_folder_the_catalog_registered_elsewhere_is_scanned(
     ledger = "bronze.landing_ledger"
     spark.sql(
         f"insert into {ledger} (entity, file_path, file_size, file_modified_at, rows_read, "
-        "status, recorded_at) values ('patients', :path, :size, current_timestamp(), 1, "
-        "'ingested', current_timestamp())",
+        "status, recorded_at) select 'patients', :path, :size, current_timestamp(), 1, "
+        "'ingested', current_timestamp()",
         args={"path": planted.as_uri(), "size": planted.stat().st_size},
     )
     try:
