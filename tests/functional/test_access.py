@@ -640,10 +640,11 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     assert corrected not in json.dumps(issued)
 
     key, email_enc, name_enc, phone_enc, city_enc = spark.sql(read).first()
-    assert _decrypt(bytes(key), bytes(email_enc)).decode() == corrected
-    assert _decrypt(bytes(key), bytes(name_enc)).decode() == before["full_name"]
-    assert _decrypt(bytes(key), bytes(phone_enc)).decode() == before["phone"]
-    assert _decrypt(bytes(key), bytes(city_enc)).decode() == city
+    key = opened_key(key)
+    assert _decrypt(key, bytes(email_enc)).decode() == corrected
+    assert _decrypt(key, bytes(name_enc)).decode() == before["full_name"]
+    assert _decrypt(key, bytes(phone_enc)).decode() == before["phone"]
+    assert _decrypt(key, bytes(city_enc)).decode() == city
     pseudonym = spark.sql(
         f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject_id}'"
     ).first()[0]

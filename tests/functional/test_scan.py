@@ -419,16 +419,16 @@ def test_a_landing_folder_the_catalog_registered_elsewhere_is_scanned(
     planted = moved / "part-0.parquet"
     pq.write_table(pa.table({"patient_id": [life["subject_id"]], "city": ["Westhaven"]}), planted)
     ledger = "bronze.landing_ledger"
+    uri = planted.as_uri()  # a pytest folder: no quote in it
     spark.sql(
         f"insert into {ledger} (entity, file_path, file_size, file_modified_at, rows_read, "
-        "status, recorded_at) select 'patients', :path, :size, current_timestamp(), 1, "
-        "'ingested', current_timestamp()",
-        args={"path": planted.as_uri(), "size": planted.stat().st_size},
+        f"status, recorded_at) values ('patients', '{uri}', {planted.stat().st_size}, "
+        "current_timestamp(), 1, 'ingested', current_timestamp())"
     )
     try:
         code, report = _scan("--witness", str(life["witness_file"]))
     finally:
-        spark.sql(f"delete from {ledger} where file_path = :path", args={"path": planted.as_uri()})
+        spark.sql(f"delete from {ledger} where file_path = '{uri}'")
     assert code == 1, report
     found = [r for r in report["residues"] if r["area"] == "landing"]
     assert {r["file"] for r in found} == {"part-0.parquet"}, found
