@@ -180,10 +180,11 @@ def _unwrap_system_keys(spark: SparkSession) -> None:
     Python: no statement returns an unwrapped key)."""
     for name, stored in spark.sql("select key_name, key_value from privacy.system_keys").collect():
         plain = _opened(bytes(stored))
-        if plain is not None:
+        if plain is not None:  # hex and a key name: no quote in either
+            assert name.isidentifier(), name
             spark.sql(
-                "update privacy.system_keys set key_value = unhex(:plain) where key_name = :name",
-                args={"plain": plain.hex(), "name": name},
+                f"update privacy.system_keys set key_value = unhex('{plain.hex()}') "
+                f"where key_name = '{name}'"
             )
 
 
