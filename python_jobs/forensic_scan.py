@@ -65,7 +65,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -90,6 +89,7 @@ from python_jobs.project import (
 from python_jobs.relations import (
     DeltaRelation,
     delta_relations,
+    local_path,
     registered_copies,
     savepoint_schema,
 )
@@ -515,31 +515,36 @@ def landing_read_elsewhere(
     """The folders outside `landing` that builds read landing files from, as the landing
     ledger (bronze_landing_ledger) records each file it read: a landing table the
     catalog registered elsewhere (`--vars landing_path`, ALTER TABLE ... SET LOCATION).
-    Per landing table, the folder holding all the files read from it. A location not on
-    this machine's file system is added to `missing`, never called scanned."""
+    Each folder holding such a file, less those inside another (never a common parent
+    of two far-apart folders, which could be the root). A location not on this
+    machine's file system is added to `missing`, never called scanned."""
     ledger = next((r for r in relations if r.name == "bronze_landing_ledger"), None)
     table = live_rows(ledger.path(warehouse), ["entity", "file_path"]) if ledger else None
     if table is None:
         return []
-    by_entity: dict[str, list[str]] = {}
+    folders: dict[Path, str] = {}
+    remote: dict[str, str] = {}
     for row in table.to_pylist():
-        if row["file_path"]:
-            by_entity.setdefault(str(row["entity"]), []).append(str(row["file_path"]))
-    found: list[tuple[Path, str]] = []
-    for entity, uris in sorted(by_entity.items()):
-        local = []
-        for uri in uris:
-            parsed = urlparse(uri)
-            if parsed.scheme in ("", "file") and not parsed.netloc:
-                local.append(Path(unquote(parsed.path)))
-            elif missing is not None:
-                missing.append(f"landing table {entity} ({uri[:200]}: not on this machine)")
-                break
-        outside = [path for path in local if landing != path and landing not in path.parents]
-        if outside:
-            folder = Path(os.path.commonpath([str(path.parent) for path in outside]))
-            found.append((folder, f"landing table {entity} ({folder})"))
-    return found
+        entity, uri = str(row["entity"]), row["file_path"]
+        if not uri:
+            continue
+        try:
+            path = local_path(str(uri), f"landing table {entity}")
+        except ProjectError:
+            remote.setdefault(entity, str(uri))
+            continue
+        if landing != path and landing not in path.parents:
+            folders.setdefault(path.parent, entity)
+    if missing is not None:
+        missing += [
+            f"landing table {entity} ({uri[:200]}: not on this machine)"
+            for entity, uri in sorted(remote.items())
+        ]
+    return [
+        (folder, f"landing table {entity} ({folder})")
+        for folder, entity in sorted(folders.items())
+        if not any(other in folder.parents for other in folders)
+    ]
 
 
 def files_of(area: Area, claimed: set[Path]) -> Iterator[Path]:

@@ -602,3 +602,45 @@ def test_a_certificate_lists_only_the_areas_it_scanned(
     )
     assert "landing" not in scanned["areas"]
     assert f"landing zone ({elsewhere}: not there)" in scanned["not_scanned"]
+
+
+def test_landing_folders_read_elsewhere_are_each_scanned_never_their_common_parent(
+    tmp_path: Path,
+) -> None:
+    """The ledger records reads from landing tables moved to far-apart folders (one
+    moved twice, one read in date subfolders), and one on remote storage: each local folder is an area
+    of its own (not their common parent, which could be the root), a subfolder is
+    inside its table's folder, and the remote one is named as not scanned."""
+    ledger = DeltaRelation(
+        "model.p.bronze_landing_ledger",
+        "bronze_landing_ledger",
+        "bronze",
+        "landing_ledger",
+        "model",
+    )
+    warehouse, landing = tmp_path / "w", tmp_path / "landing"
+    first, second = tmp_path / "a" / "patients", tmp_path / "b" / "c" / "orders"
+    moved_again = tmp_path / "z" / "patients"
+    rows = [
+        {"entity": "patients", "file_path": (moved_again / "5.parquet").as_uri()},
+        {"entity": "patients", "file_path": (landing / "patients" / "0.parquet").as_uri()},
+        {"entity": "patients", "file_path": (first / "1.parquet").as_uri()},
+        {"entity": "patients", "file_path": (first / "2026" / "12" / "2.parquet").as_uri()},
+        {"entity": "orders", "file_path": (second / "3.parquet").as_uri()},
+        {
+            "entity": "clicks",
+            "file_path": "abfss://lake@acct.dfs.core.windows.net/clicks/4.parquet",
+        },
+    ]
+    _table(warehouse, ledger, rows)
+    missing: list[str] = []
+    found = forensic_scan.landing_read_elsewhere([ledger], warehouse, landing, missing)
+    assert found == [
+        (first, f"landing table patients ({first})"),
+        (second, f"landing table orders ({second})"),
+        (moved_again, f"landing table patients ({moved_again})"),
+    ]
+    assert missing == [
+        "landing table clicks (abfss://lake@acct.dfs.core.windows.net/clicks/4.parquet: "
+        "not on this machine)"
+    ]
