@@ -82,6 +82,9 @@ def test_the_key_encryption_key_is_a_secret_never_in_sql(jinja: Jinja) -> None:
         "cast(try_aes_decrypt(c, try_aes_decrypt(stored, "
         "unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM'), 'GCM') as string)"
     )
+    assert _render(jinja, "{{ gdpr_lakehouse._key_opens('k') }}", "{key_envelope: true}") == (
+        "(try_aes_decrypt(k, unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM') is not null)"
+    )
 
 
 @pytest.mark.parametrize(

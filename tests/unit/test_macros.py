@@ -97,6 +97,10 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
     # a view that consumers query: NULL where their process holds no KEK
     sql = enveloped.compile_inline("{{ gdpr_lakehouse.decrypt_pii('c', 'k', required=false) }}")
     assert sql == "cast(gdpr_try_decrypt(c, k, 'LAKEHOUSE_KEK') as string)"
+    # the key-encryption key's check: whether it opens a stored key, never the key
+    assert enveloped.compile_inline("{{ gdpr_lakehouse._key_opens('k') }}") == (
+        "gdpr_key_opens(k, 'LAKEHOUSE_KEK')"
+    )
 
 
 def test_key_envelope_without_a_kek_is_a_clear_error(

@@ -74,9 +74,13 @@
 {#- Whether the key-encryption key opens a stored (wrapped) key: true or false, never
     the key. -#}
 {% macro _key_opens(stored_expr) -%}
-    {%- if target.type == 'databricks' -%}
-        ({{ gdpr_lakehouse._open_key(stored_expr, required=false) }} is not null)
-    {%- else -%}
-        gdpr_key_opens({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }})
-    {%- endif -%}
+    {{ return(adapter.dispatch('_key_opens', 'gdpr_lakehouse')(stored_expr)) }}
+{%- endmacro %}
+
+{% macro spark___key_opens(stored_expr) -%}
+    gdpr_key_opens({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }})
+{%- endmacro %}
+
+{% macro databricks___key_opens(stored_expr) -%}
+    ({{ gdpr_lakehouse._open_key(stored_expr, required=false) }} is not null)
 {%- endmacro %}
