@@ -83,8 +83,8 @@ DEFERRED = (
     "tests/functional/test_aggregates.py::test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure",
     "tests/functional/test_reliability.py::test_a_crash_at_every_step_boundary_resumes_to_a_complete_erasure",
     # a third lakehouse of lane 2, built in a subprocess with a KEK of its own to grep
-    # every file for it: 243-341 s of setup in the last three CI runs. Every lakehouse
-    # is enveloped by default now, and test_kek_reach / test_engine_access stay
+    # every file for it (docs/decisions/ci-budget.md). Every lakehouse is enveloped by
+    # default now, and test_kek_reach / test_engine_access stay
     "tests/adversarial/test_secret_leaks.py",
 )
 
