@@ -36,7 +36,7 @@ with arrivals as (
     select distinct
         cast(landed.`{{ feed.subject_id }}` as string) as subject_id,
         '{{ feed.subject_type }}' as subject_type
-    from {{ gdpr_lakehouse.landing_rows(feed.relation, feed.batch_only and is_incremental()) }} as landed
+    from {{ gdpr_lakehouse.landing_rows(feed.relation, is_incremental()) if feed.batch_only else feed.relation }} as landed
     where landed.`{{ feed.subject_id }}` is not null
     {%- endfor %}
 ),

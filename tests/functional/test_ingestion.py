@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -321,6 +323,51 @@ def test_each_landing_file_is_read_once_and_a_bad_file_alone_waits_until_fixed(
     assert _statuses(dbt.invoke("test", "--select", "bronze_applies_every_landing_event")) == [
         "pass"
     ]
+
+
+def test_a_file_bronze_could_not_read_is_never_recorded_ingested(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam: the ledger took a file's counts from a second, fresh read after bronze's
+    MERGE. A file unreadable while the build read it (one storage error, a re-delivery
+    in progress) was skipped by bronze (ignoreCorruptFiles) and, readable again when
+    the post-hook read it, recorded `ingested`: never read again, its events lost.
+    Guarantee: the ledger records what the build's readers read, from the same read."""
+    t0 = lakehouse["t0"]
+    flaky = _land(f"{PREFIX}h-flaky.parquet", [_patient(8000501, "insert", t0, "Harbour")])
+    _land(f"{PREFIX}h-good.parquet", [_patient(8000502, "insert", t0, "Harbour")])
+    data, stamp = flaky.read_bytes(), flaky.stat()
+
+    def write(content: bytes) -> None:  # same size, same modification time
+        flaky.write_bytes(content)
+        os.utime(flaky, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+
+    write(data[:-4] + b"XXXX")  # the footer unreadable while the build reads the file
+    location = spark.sql("describe detail bronze.patients").first()["location"]
+    log = Path(location.removeprefix("file:")) / "_delta_log"
+    commits = set(log.glob("*.json"))
+    healed = threading.Event()
+
+    def heal_after_bronze_commits() -> None:
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline and not set(log.glob("*.json")) - commits:
+            time.sleep(0.005)
+        write(data)  # readable again before the post-hook runs
+        healed.set()
+
+    watcher = threading.Thread(target=heal_after_bronze_commits, daemon=True)
+    watcher.start()
+    try:
+        dbt.invoke(*APPLY)
+    finally:
+        watcher.join(timeout=900)
+    assert healed.is_set()
+    assert "P8000502" in _bronze(spark)
+    status = _ledger(spark)[flaky.name]
+    assert status[0] != "ingested" or "P8000501" in _bronze(spark), status
+    dbt.invoke(*APPLY)
+    assert _bronze(spark)["P8000501"][0] == "Harbour"
+    assert _ledger(spark)[flaky.name] == ("ingested", 1, None)
 
 
 def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_it(

@@ -7,11 +7,13 @@
       bronze.landing_batch       this build's files: listed, minus the files the ledger
                                  records as ingested (same path, size, time), stamped with
                                  the dbt invocation that listed them
-      vault, delete markers,     read only the batch's files, by a literal list of
-      rejected events, bronze    paths on _metadata.file_path (Spark prunes every other
-                                 file before it opens it)
+      vault, delete markers,     read the batch's files once per invocation (a literal
+      rejected events, bronze    list of paths on _metadata.file_path: Spark prunes every
+                                 other file before it opens it), from one cached view
+                                 per landing table (landing_rows)
       bronze.landing_ledger      one row per file: written by each bronze model's
-                                 post-hook (record_landing_files) right after its MERGE
+                                 post-hook (record_landing_files) right after its MERGE,
+                                 its counts and hash from that same cached read
 
     A file is recorded as ingested only by the post-hook of its entity's bronze model,
     only when the batch was listed by the same dbt invocation and only when that

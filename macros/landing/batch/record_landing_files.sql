@@ -24,6 +24,8 @@
     {%- set batch = ref('bronze_landing_batch') -%}
     {%- set ledger = ref('bronze_landing_ledger') -%}
     {%- set version = gdpr_lakehouse.latest_delta_version(this) -%}
+    {%- set landing = source('landing', entity) -%}
+    {%- set staged = gdpr_lakehouse._landing_batch_view(landing, create_it=false) -%}
     {%- set sql -%}
         merge into {{ ledger }} as ledger
         using (
@@ -49,12 +51,11 @@
                 current_timestamp() as recorded_at
             from {{ batch }} as batch
             left join (
-                {#- bit_xor(xxhash64(to_json(struct(*)))) makes Spark decode every column of every row: a
-                    file with a column it cannot read as declared is skipped here as
-                    it was by bronze, never counted as read -#}
+                {#- the rows the readers read: the batch staged once (macro landing_rows),
+                    never the files again (a file skipped then and readable now would be
+                    counted as read); a missing stage fails the hook, and nothing is recorded -#}
                 select _metadata.file_path as file_path, count(*) as rows_read, bit_xor(xxhash64(to_json(struct(*)))) as rows_hash
-                from {{ source('landing', entity) }}
-                where {{ gdpr_lakehouse.landing_batch_predicate(entity) }}
+                from {{ staged }}
                 group by _metadata.file_path
             ) as files_read
                 on batch.file_path = files_read.file_path
@@ -80,6 +81,7 @@
         next build reads them again -#}
     {%- set written = gdpr_lakehouse.run_with_conflict_retry(sql) -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
+    {%- do gdpr_lakehouse.release_landing_batch(landing) -%}
     {%- if not written.done -%}
         {%- do print(model.name ~ ': the ledger write lost ' ~ written.attempts ~ ' commit races; its landing files are read again by the next build') -%}
     {%- endif -%}

@@ -40,10 +40,7 @@
         end as event_op,
         {{ gdpr_lakehouse._landing_file_name(relation.identifier, 'events._metadata.file_path') }} as event_file,
         events._metadata.row_index as event_row
-    from {{ relation }} as events
-    {%- if batch_only %}
-    where {{ gdpr_lakehouse.landing_batch_predicate(relation.identifier, 'events') }}
-    {%- endif %}
+    from {{ gdpr_lakehouse.landing_rows(relation, batch_only) }} as events
 {%- endmacro %}
 
 {#- A landing file's name as bronze records it (source_file, the order's tie-break):

@@ -1,0 +1,19 @@
+{#- Drop this invocation's staged reads of `relation` (every one when none): the
+    bronze post-hook, once the ledger holds what it read, and on-run-end for a batch
+    whose bronze model did not run. -#}
+{% macro release_landing_batch(relation=none) -%}
+    {{ return(adapter.dispatch('release_landing_batch', 'gdpr_lakehouse')(relation)) }}
+{%- endmacro %}
+
+{% macro spark__release_landing_batch(relation=none) -%}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set staged = gdpr_lakehouse._invocation_cache().setdefault('landing_batch_views', {}) -%}
+    {%- set views = [gdpr_lakehouse._landing_batch_view(relation, create_it=false, whole=true),
+        gdpr_lakehouse._landing_batch_view(relation, create_it=false)] if relation is not none else staged.keys() | list -%}
+    {%- for view in views -%}
+        {%- do run_query('uncache table if exists ' ~ view) -%}
+        {%- do run_query('drop view if exists ' ~ view) -%}
+        {%- do staged.pop(view, none) -%}
+    {%- endfor -%}
+    {{ return('') }}
+{%- endmacro %}
