@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The table properties dbt_project.yml sets on every Delta relation, at default vars.
 BASELINE = {
     "delta.enableChangeDataFeed": "true",
+    "delta.enableInCommitTimestamps": "true",
     "delta.enableDeletionVectors": "true",
     "delta.logRetentionDuration": "interval 30 days",
     "delta.deletedFileRetentionDuration": "interval 7 days",

@@ -143,11 +143,12 @@
 
 {#- The copy's table properties: the relation's own Delta properties (which columns
     keep statistics, retention, deletion vectors, the Change Data Feed), and what it
-    holds. Protocol and feature entries are Delta's to set. -#}
+    holds. Protocol and feature entries are Delta's to set, and so is the version
+    In-Commit Timestamps were turned on at (the copy's own first commit). -#}
 {% macro _savepoint_properties(relation, node, name, version) -%}
     {%- set kept = {} -%}
     {%- for key, value in gdpr_lakehouse.tblproperties_of(relation).items()
-          if key.startswith('delta.') and not modules.re.match('^delta[.](minReaderVersion|minWriterVersion|feature[.].*|columnMapping[.]maxColumnId|rowTracking[.].*|enableRowTracking|checkpoint[.].*|lastCommitTimestamp|lastUpdateVersion)$', key) -%}
+          if key.startswith('delta.') and not modules.re.match('^delta[.](minReaderVersion|minWriterVersion|feature[.].*|columnMapping[.]maxColumnId|rowTracking[.].*|enableRowTracking|checkpoint[.].*|lastCommitTimestamp|lastUpdateVersion|inCommitTimestampEnablement(Version|Timestamp))$', key) -%}
         {%- do kept.update({key: value}) -%}
     {%- endfor -%}
     {%- do kept.update({'gdpr_lakehouse.savepoint_of': node.unique_id,
