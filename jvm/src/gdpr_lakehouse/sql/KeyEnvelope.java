@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -31,6 +33,13 @@ public final class KeyEnvelope {
   private static final SecureRandom RANDOM = new SecureRandom();
   /** The last key opened by this thread: a statement opens the same key row after row. */
   private static final ThreadLocal<Object[]> LAST_OPENED = new ThreadLocal<>();
+  private static final Pattern VARIABLE = Pattern.compile("[A-Z][A-Z0-9_]{0,63}");
+  private static final Pattern KEY_HEX = Pattern.compile("[0-9a-fA-F]{64}");
+  /**
+   * The KEK parsed from each variable, once per JVM (a process's environment does not change;
+   * a statement encrypting eight columns asked eight times per row). A missing one is not kept.
+   */
+  private static final ConcurrentHashMap<String, byte[]> KEKS = new ConcurrentHashMap<>();
 
   private KeyEnvelope() {}
 
@@ -141,13 +150,17 @@ public final class KeyEnvelope {
   /** The 256-bit key in the environment variable; null (or an error when required) without one. */
   static byte[] kek(UTF8String variable, boolean required) {
     String name = variable == null ? "" : variable.toString();
-    if (!name.matches("[A-Z][A-Z0-9_]{0,63}")) {
+    byte[] known = KEKS.get(name);
+    if (known != null) {
+      return known;
+    }
+    if (!VARIABLE.matcher(name).matches()) {
       throw new IllegalArgumentException(
           "the key-encryption key's environment variable must be a name (A-Z, 0-9, _), got "
               + name.substring(0, Math.min(name.length(), 64)));
     }
     String hex = System.getenv(name);
-    if (hex == null || !hex.matches("[0-9a-fA-F]{64}")) {
+    if (hex == null || !KEY_HEX.matcher(hex).matches()) {
       if (required) {
         throw new IllegalStateException(
             "the key-encryption key is not in the environment variable "
@@ -156,6 +169,8 @@ public final class KeyEnvelope {
       }
       return null;
     }
-    return HexFormat.of().parseHex(hex);
+    byte[] kek = HexFormat.of().parseHex(hex);
+    KEKS.putIfAbsent(name, kek);
+    return kek;
   }
 }
