@@ -370,6 +370,38 @@ def test_a_file_bronze_could_not_read_is_never_recorded_ingested(
     assert _ledger(spark)[flaky.name] == ("ingested", 1, None)
 
 
+def test_a_full_refresh_that_cannot_read_an_ingested_file_says_so_and_reads_it_again(
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+) -> None:
+    """Seam: a full refresh of bronze reads every landing file again. One it could not
+    read then (damaged since it was ingested) was left out of the rebuilt table without a
+    word while the ledger still said `ingested`: its events were gone for good, and the
+    completeness test, which skips the same file, passed. Guarantee: the ledger records
+    what the full refresh read; such a file is `rejected` and read again once readable."""
+    t0 = lakehouse["t0"]
+    kept = _land(f"{PREFIX}i-kept.parquet", [_patient(8000601, "insert", t0, "Quayside")])
+    dbt.invoke(*APPLY)
+    assert _ledger(spark)[kept.name] == ("ingested", 1, None)
+    data, stamp = kept.read_bytes(), kept.stat()
+
+    def write(content: bytes) -> None:  # same size, same modification time
+        kept.write_bytes(content)
+        os.utime(kept, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+
+    write(data[:-4] + b"XXXX")
+    try:
+        dbt.invoke(*APPLY, "--full-refresh")
+        assert "P8000601" not in _bronze(spark)
+        status = _ledger(spark)[kept.name]
+        assert status[0] == "rejected" and status[2].startswith("unreadable"), status
+    finally:
+        write(data)  # the storage error passes
+    dbt.invoke(*APPLY)
+    assert _bronze(spark)["P8000601"][0] == "Quayside"
+    assert _ledger(spark)[kept.name] == ("ingested", 1, None)
+    assert _bronze(spark) == _expected(erased=(ERASED,))
+
+
 def test_an_event_of_a_subject_without_a_key_waits_and_is_never_stored_without_it(
     lakehouse: dict, dbt: DbtProject, spark: SparkSession
 ) -> None:

@@ -33,6 +33,11 @@
     {%- set view = 'global_temp.' ~ name -%}
     {%- if not execute -%}
         {{ return('(select *, _metadata from ' ~ relation ~ ' where false)') }}
+    {%- elif flags.WHICH not in ('run', 'build', 'retry') -%}
+        {#- dbt compile or show: the same rows, read where they are; nothing staged that
+            no on-run-end would release -#}
+        {{ return('(select *, _metadata from ' ~ relation ~ (')' if whole else ' where '
+            ~ gdpr_lakehouse.landing_batch_predicate(relation.identifier) ~ ')')) }}
     {%- elif not create_it -%}
         {{ return(view) }}
     {%- endif -%}

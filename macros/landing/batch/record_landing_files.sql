@@ -25,7 +25,11 @@
     {%- set ledger = ref('bronze_landing_ledger') -%}
     {%- set version = gdpr_lakehouse.latest_delta_version(this) -%}
     {%- set landing = source('landing', entity) -%}
-    {%- set staged = gdpr_lakehouse._landing_batch_view(landing, create_it=false) -%}
+    {#- a full refresh read every file again (the whole view): each file the ledger holds
+        as ingested is recorded anew from that read, and one it could not read is no
+        longer in bronze: rejected, and read again by the next build -#}
+    {%- set full = should_full_refresh() -%}
+    {%- set staged = gdpr_lakehouse._landing_batch_view(landing, create_it=false, whole=full) -%}
     {%- set sql -%}
         merge into {{ ledger }} as ledger
         using (
@@ -49,7 +53,19 @@
                 ) as issue,
                 cast({{ version }} as bigint) as bronze_version,
                 current_timestamp() as recorded_at
-            from {{ batch }} as batch
+            from (
+                select entity, file_path, file_size, file_modified_at, file_issue
+                from {{ batch }}
+                where entity = '{{ entity }}' and invocation_id = '{{ invocation_id }}'
+                {%- if full %}
+                union all
+                select entity, file_path, file_size, file_modified_at, cast(null as string) as file_issue
+                from {{ ledger }}
+                where
+                    entity = '{{ entity }}' and status = 'ingested'
+                    and file_path not in (select file_path from {{ batch }} where entity = '{{ entity }}')
+                {%- endif %}
+            ) as batch
             left join (
                 {#- the rows the readers read: the batch staged once (macro landing_rows),
                     never the files again (a file skipped then and readable now would be
@@ -67,7 +83,6 @@
                 group by source_file
             ) as waiting
                 on {{ gdpr_lakehouse._landing_file_name(entity, 'batch.file_path') }} = waiting.source_file
-            where batch.entity = '{{ entity }}' and batch.invocation_id = '{{ invocation_id }}'
         ) as files
         on ledger.file_path = files.file_path
         when matched then update set *
@@ -82,6 +97,14 @@
     {%- set written = gdpr_lakehouse.run_with_conflict_retry(sql) -%}
     {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
     {%- do gdpr_lakehouse.release_landing_batch(landing) -%}
+    {%- if full and written.done -%}
+        {%- set lost = run_query("select count(*) from " ~ ledger ~ " where entity = '" ~ entity ~ "' and status = 'rejected'"
+            ~ " and bronze_version = " ~ version ~ " and file_path not in (select file_path from " ~ batch ~ " where entity = '" ~ entity ~ "')").columns[0].values()[0] -%}
+        {%- if lost -%}
+            {%- do print(model.name ~ ': the full refresh could not read ' ~ lost ~ ' landing file(s) the ledger held as ingested; their events are not in '
+                ~ this ~ ' until the files can be read (recorded rejected in ' ~ ledger ~ '; read again by the next build)') -%}
+        {%- endif -%}
+    {%- endif -%}
     {%- if not written.done -%}
         {%- do print(model.name ~ ': the ledger write lost ' ~ written.attempts ~ ' commit races; its landing files are read again by the next build') -%}
     {%- endif -%}

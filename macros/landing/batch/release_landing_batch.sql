@@ -9,7 +9,9 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set staged = gdpr_lakehouse._invocation_cache().setdefault('landing_batch_views', {}) -%}
     {%- set views = [gdpr_lakehouse._landing_batch_view(relation, create_it=false, whole=true),
-        gdpr_lakehouse._landing_batch_view(relation, create_it=false)] if relation is not none else staged.keys() | list -%}
+        gdpr_lakehouse._landing_batch_view(relation, create_it=false)] if relation is not none
+        else staged.keys() | sort(reverse=true) -%}
+    {#- a whole view (gdpr_landing_*) reads its batch view (gdpr_batch_*): dropped first -#}
     {%- for view in views -%}
         {%- do run_query('uncache table if exists ' ~ view) -%}
         {%- do run_query('drop view if exists ' ~ view) -%}
