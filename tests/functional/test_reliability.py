@@ -271,8 +271,8 @@ def test_ingestion_racing_erasure_loses_nothing_and_resurrects_no_one(
     # the model reads this build's landing files (a literal list of paths); the racing
     # job reads the files it lands itself
     select_sql, found = re.subn(
-        r"where (events\._metadata\.file_path in \([^)]*\)|false)",
-        "where events._metadata.file_name like 'race-%'",
+        r"where (_metadata\.file_path in \([^)]*\)|false)",
+        "where _metadata.file_name like 'race-%'",
         result.result.results[0].node.compiled_code,
         count=1,
     )
