@@ -38,6 +38,9 @@
             no on-run-end would release -#}
         {{ return('(select *, _metadata from ' ~ relation ~ (')' if whole else ' where '
             ~ gdpr_lakehouse.landing_batch_predicate(relation.identifier) ~ ')')) }}
+    {%- elif not whole and gdpr_lakehouse.landing_batch_predicate(relation.identifier) == 'false' -%}
+        {#- no new file: nothing to read or to stage (Spark reads no file for this) -#}
+        {{ return('(select *, _metadata from ' ~ relation ~ ' where false)') }}
     {%- elif not create_it -%}
         {{ return(view) }}
     {%- endif -%}

@@ -8,11 +8,10 @@
 {% macro spark__release_landing_batch(relation=none) -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set staged = gdpr_lakehouse._invocation_cache().setdefault('landing_batch_views', {}) -%}
-    {%- set views = [gdpr_lakehouse._landing_batch_view(relation, create_it=false, whole=true),
-        gdpr_lakehouse._landing_batch_view(relation, create_it=false)] if relation is not none
-        else staged.keys() | sort(reverse=true) -%}
+    {%- set suffix = '_' ~ (relation.identifier if relation is not none else '') ~ '_' ~ (invocation_id | string | replace('-', '_')) -%}
+    {%- set mine = ['global_temp.gdpr_landing' ~ suffix, 'global_temp.gdpr_batch' ~ suffix] -%}
     {#- a whole view (gdpr_landing_*) reads its batch view (gdpr_batch_*): dropped first -#}
-    {%- for view in views -%}
+    {%- for view in staged.keys() | sort(reverse=true) if relation is none or view in mine -%}
         {%- do run_query('uncache table if exists ' ~ view) -%}
         {%- do run_query('drop view if exists ' ~ view) -%}
         {%- do staged.pop(view, none) -%}
