@@ -211,6 +211,7 @@ def test_a_savepoint_keeps_a_business_day_as_it_was_loaded(
     ):
         assert properties.get(key) == source.get(key)
     # its commits are dated from its own log, from its first version
+    assert properties.get("delta.enableInCommitTimestamps") == "true"
     assert properties.get("delta.inCommitTimestampEnablementVersion") in (None, "0")
     # a name is kept once per model
     success, errors = dbt.operation(

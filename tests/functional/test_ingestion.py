@@ -371,7 +371,7 @@ def test_a_file_bronze_could_not_read_is_never_recorded_ingested(
 
 
 def test_a_full_refresh_that_cannot_read_an_ingested_file_says_so_and_reads_it_again(
-    lakehouse: dict, dbt: DbtProject, spark: SparkSession
+    lakehouse: dict, dbt: DbtProject, spark: SparkSession, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Seam: a full refresh of bronze reads every landing file again. One it could not
     read then (damaged since it was ingested) was left out of the rebuilt table without a
@@ -389,8 +389,13 @@ def test_a_full_refresh_that_cannot_read_an_ingested_file_says_so_and_reads_it_a
         os.utime(kept, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
 
     write(data[:-4] + b"XXXX")
+    capsys.readouterr()
     try:
         dbt.invoke(*APPLY, "--full-refresh")
+        assert (
+            "bronze_patients: the full refresh could not read 1 landing file(s) the ledger "
+            "held as ingested" in capsys.readouterr().out
+        )
         assert "P8000601" not in _bronze(spark)
         status = _ledger(spark)[kept.name]
         assert status[0] == "rejected" and status[2].startswith("unreadable"), status
