@@ -437,25 +437,50 @@ def _is_event_time(value: Any) -> bool:
     return True
 
 
-def data_key(stored: bytes | None) -> bytes | None:
+def data_key(stored: bytes | None, pseudonym: str | None) -> bytes | None:
     """The AES key to try ciphertext with: the vault's stored key, unwrapped with the
-    key-encryption key from the environment when the envelope is on."""
+    key-encryption key from the environment when the envelope is on (bound to the
+    subject's pseudonym, macro key_binding; or unbound, as a lakehouse made before
+    bindings stored it)."""
     if stored is None or len(stored) == 32:
         return stored
     kek = os.environ.get(str(project_vars().get("kek_env_var", "LAKEHOUSE_KEK")), "")
     if len(stored) == 60 and re.fullmatch(r"[0-9a-fA-F]{64}", kek):
-        try:
-            return _decrypt(bytes.fromhex(kek), stored)
-        except (ValueError, InvalidTag):  # not this key-encryption key
-            return None
+        for binding in (f"subject/{pseudonym}".encode(), b""):
+            try:
+                return _decrypt(bytes.fromhex(kek), stored, binding)
+            except (ValueError, InvalidTag):  # not this key-encryption key or binding
+                continue
     return None
 
 
-def _decrypt(key: bytes, cipher: bytes) -> bytes:
-    """Spark's aes_encrypt(..., 'GCM'): 12-byte IV, ciphertext, 16-byte tag."""
+def _decrypt(key: bytes, cipher: bytes, aad: bytes = b"") -> bytes:
+    """Spark's aes_encrypt(..., 'GCM', 'DEFAULT', iv, aad): 12-byte IV, ciphertext,
+    16-byte tag; aad the binding (macro encrypt_pii: owner '/' column)."""
     if len(cipher) < 28:
         raise ValueError("too short for AES-GCM")
-    return AESGCM(key).decrypt(cipher[:12], cipher[12:], None)
+    return AESGCM(key).decrypt(cipher[:12], cipher[12:], aad or None)
+
+
+@dataclass(frozen=True)
+class SubjectKey:
+    """The subject's key and what its ciphertexts can be bound to: the pseudonym and a
+    column (the file's own column, or any encrypted column a relation declares: a copy
+    may rename it), or nothing (a value written before bindings)."""
+
+    key: bytes
+    pseudonym: str
+    columns: tuple[str, ...]
+
+    def opens(self, value: bytes, column: str) -> bool:
+        leaf = column.rsplit(".", 1)[-1].lower()
+        for name in dict.fromkeys((leaf, *self.columns)):
+            try:
+                _decrypt(self.key, value, f"{self.pseudonym}/{name}".encode())
+                return True
+            except (ValueError, InvalidTag):
+                continue
+        return _opens(self.key, value)
 
 
 # -- where to look ------------------------------------------------------------------
@@ -650,7 +675,7 @@ class _Found:
 
 
 def scan_parquet(
-    path: Path, needles: list[Needle], key: bytes | None
+    path: Path, needles: list[Needle], key: SubjectKey | None
 ) -> tuple[list[_Found], list[_Found]]:
     """(residues, ciphertexts): decoded column by column; rows naming the subject have
     their binary cells tried against the key."""
@@ -679,7 +704,11 @@ def scan_parquet(
         if key and subject_rows:
             for column, values, positions in binaries:
                 for value, row in zip(values.to_pylist(), positions.to_pylist(), strict=True):
-                    if row in subject_rows and value is not None and _opens(key, value):
+                    if (
+                        row in subject_rows
+                        and value is not None
+                        and key.opens(bytes(value), column)
+                    ):
                         cipher.setdefault(column, set()).add(row)
         offset += batch.num_rows
     residues = [_Found(column, needle, rows) for (column, needle), rows in found.items()]
@@ -752,7 +781,13 @@ def scan(
     skip: frozenset[Path] = frozenset(),
 ) -> tuple[list[Residue], dict[str, Any]]:
     needles = witness.needles()
-    key = data_key(witness.key)
+    opened = data_key(witness.key, witness.pseudonym)
+    encrypted = {str(c).lower() for r in relations for c in (r.privacy.get("pii_columns") or [])}
+    key = (
+        SubjectKey(opened, str(witness.pseudonym), tuple(sorted(encrypted)))
+        if opened is not None
+        else None
+    )
     started = time.perf_counter()
     stats: dict[str, Any] = {
         "files": 0,

@@ -466,7 +466,14 @@ def _event_frame(
         elif name in present:
             selected.append(f"cast(rows.`{name}` as {data_type}) as `{name}`")
         elif f"{name}_enc" in present:
-            plain = str(macros.decrypt_pii(f"rows.`{name}_enc`", "vault.subject_key")).strip()
+            plain = str(
+                macros.decrypt_pii(
+                    f"rows.`{name}_enc`",
+                    "vault.subject_key",
+                    "vault.subject_pseudonym",
+                    f"{name}_enc",
+                )
+            ).strip()
             selected.append(f"cast({plain} as {data_type}) as `{name}`")
         elif name in values:
             selected.append(f"cast(null as {data_type}) as `{name}`")
@@ -486,7 +493,7 @@ def _event_frame(
                      {source_time} + interval 1 millisecond) as _source_ts
         from {ref} as rows
         left join (
-            select vault.data_key as subject_key from {vault_ref} as vault
+            select vault.data_key as subject_key, vault.subject_pseudonym from {vault_ref} as vault
             where vault.subject_id = :subject_id
         ) as vault on true
         where {table.held_by("rows", vault_ref)}

@@ -189,13 +189,14 @@ def _vault(relations: list[DeltaRelation]) -> DeltaRelation:
     return vaults[0]
 
 
+def properties_of(spark: SparkSession, ref: str) -> dict[str, str]:
+    return {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {ref}").collect()}
+
+
 def key_envelope_of(spark: SparkSession, vault_ref: str) -> bool:
     """The lakehouse's key mode, as every command reads it: the vault's recorded
     property, else told by its keys' length (32 bytes plain, 60 wrapped)."""
-    properties = {
-        row["key"]: row["value"] for row in spark.sql(f"show tblproperties {vault_ref}").collect()
-    }
-    recorded = properties.get("gdpr_lakehouse.key_envelope")
+    recorded = properties_of(spark, vault_ref).get("gdpr_lakehouse.key_envelope")
     if recorded is None:
         lengths = {
             row[0]
@@ -217,10 +218,24 @@ def keyed_macros(spark: SparkSession, vault_ref: str) -> Macros:
     """The engine's macros rendered in the lakehouse's recorded key mode, for SQL that
     uses a stored key (decrypt_pii, tombstone_key, source_seq), which the engine opens
     inside the statement: rendered with the var alone, a lakehouse with plain keys
-    would be read as wrapped."""
+    would be read as wrapped. A lakehouse whose keys and ciphertexts are not bound yet
+    is refused, as every dbt command refuses it (macro assert_key_envelope)."""
     from python_jobs.project import engine_root, project_vars
 
-    declared = {**project_vars(), "key_envelope": key_envelope_of(spark, vault_ref)}
+    envelope = key_envelope_of(spark, vault_ref)
+    bound = properties_of(spark, vault_ref).get("gdpr_lakehouse.ciphertext_binding")
+    if (
+        bound is None
+        and spark.sql(
+            f"select count(*) from {vault_ref} where left(subject_id, 2) != '__'"
+        ).first()[0]
+    ):
+        raise AccessError(
+            f"{vault_ref} holds keys, and this lakehouse's keys and ciphertexts are not bound to "
+            "their subjects and columns (a lakehouse made before bindings): bind them once with "
+            "`dbt run-operation bind_ciphertexts`. Nothing was read or written"
+        )
+    declared = {**project_vars(), "key_envelope": envelope}
     return Macros({"var": lambda name, default=None: declared.get(name, default)}, engine_root())
 
 
@@ -279,7 +294,9 @@ def read_source(
             continue
         if column.dataType.typeName() == "binary" and (name in pii or name.endswith("_enc")):
             plain = name.removesuffix("_enc")
-            decrypt = str(macros.decrypt_pii(f"rows.{quoted}", "subject_key")).strip()
+            decrypt = str(
+                macros.decrypt_pii(f"rows.{quoted}", "subject_key", "vault.subject_pseudonym", name)
+            ).strip()
             selected.append(f"{decrypt} as `{plain}`")
             selected.append(
                 f"rows.{quoted} is not null and {decrypt} is null as `{plain}__unreadable`"

@@ -216,13 +216,21 @@ def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
         dbt.invoke("build")
 
 
-def decrypted(cipher: str, key: str) -> str:
-    """SQL: a ciphertext opened with a vault key as the vault stores it, as a string;
-    NULL where that key does not open it. A lakehouse wraps its keys with the
-    key-encryption key by default (key_envelope), and the suite's lakehouses hold its
-    key in LAKEHOUSE_KEK (tests/conftest.py): the project's SQL extension opens the key
-    inside Spark, as the macros do (gdpr_try_decrypt), and no statement returns it."""
-    return f"cast(gdpr_try_decrypt({cipher}, {key}, 'LAKEHOUSE_KEK') as string)"
+def decrypted(cipher: str, key: str, owner: str | None = None) -> str:
+    """SQL: a ciphertext (`alias.column`) opened with a vault key as the vault stores it
+    (`alias.data_key` of a vault row), as a string; NULL where that key does not open
+    it, or the value was not written for that subject and column. A lakehouse wraps its
+    keys with the key-encryption key by default (key_envelope), and the suite's
+    lakehouses hold its key in LAKEHOUSE_KEK (tests/conftest.py): the project's SQL
+    extension opens the key inside Spark, as the macros do (gdpr_try_decrypt), and no
+    statement returns it. The bindings are written out here, as macro key_binding and
+    encrypt_pii make them: the owner is the key's row's subject_pseudonym."""
+    owner = owner or f"{key.rsplit('.', 1)[0]}.subject_pseudonym"
+    column = cipher.rsplit(".", 1)[-1].strip("`").lower()
+    return (
+        f"cast(gdpr_try_decrypt({cipher}, {key}, encode(concat('subject/', {owner}), 'utf-8'), "
+        f"encode(concat({owner}, '/{column}'), 'utf-8'), 'LAKEHOUSE_KEK') as string)"
+    )
 
 
 def opened_key(stored: bytes) -> bytes:

@@ -34,12 +34,12 @@ final as (
         events.event_record_ref as click_ref,
         vault.subject_pseudonym as user_pseudonym,
         events.url,
-        {{ gdpr_lakehouse.encrypt_pii('events.clicked_at', 'vault.data_key') }} as clicked_at_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.clicked_at', 'vault.data_key', 'vault.subject_pseudonym', 'clicked_at_enc') }} as clicked_at_enc,
         date_trunc('hour', events.clicked_at) as clicked_hour,
         events.device,
         {#- A click naming no user keeps no address: there is no key to hold it. One of a
             user the vault has no key for waits (macro cdc_event_has_key). -#}
-        {{ gdpr_lakehouse.encrypt_pii('events.ip_address', 'vault.data_key') }} as ip_address_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.ip_address', 'vault.data_key', 'vault.subject_pseudonym', 'ip_address_enc') }} as ip_address_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     left join vault on events.user_id = vault.subject_id

@@ -41,11 +41,11 @@ final as (
     select
         events.event_record_ref as encounter_ref,
         vault.subject_pseudonym as patient_pseudonym,
-        {{ gdpr_lakehouse.encrypt_pii('events.admitted_at', 'vault.data_key') }} as admitted_at_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.admitted_at', 'vault.data_key', 'vault.subject_pseudonym', 'admitted_at_enc') }} as admitted_at_enc,
         trunc(events.admitted_at, 'MM') as admitted_month,
-        {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key') }} as diagnosis_code_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.department_id', 'vault.data_key') }} as department_id_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.cost', 'vault.data_key') }} as cost_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.diagnosis_code', 'vault.data_key', 'vault.subject_pseudonym', 'diagnosis_code_enc') }} as diagnosis_code_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.department_id', 'vault.data_key', 'vault.subject_pseudonym', 'department_id_enc') }} as department_id_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.cost', 'vault.data_key', 'vault.subject_pseudonym', 'cost_enc') }} as cost_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     left join vault on events.patient_id = vault.subject_id

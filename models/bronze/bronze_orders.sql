@@ -39,7 +39,7 @@ final as (
         events.event_record_ref as order_ref,
         case when events.living_user_id is not null then vault.subject_pseudonym end as user_pseudonym,
         events.amount,
-        {{ gdpr_lakehouse.encrypt_pii('events.ordered_at', 'case when events.living_user_id is not null then vault.data_key end') }} as ordered_at_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.ordered_at', 'case when events.living_user_id is not null then vault.data_key end', 'vault.subject_pseudonym', 'ordered_at_enc') }} as ordered_at_enc,
         to_date(events.ordered_at) as ordered_on,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from (

@@ -28,14 +28,14 @@ vault as (
 encrypted as (
     select
         vault.subject_pseudonym as patient_pseudonym,
-        {{ gdpr_lakehouse.encrypt_pii('events.full_name', 'vault.data_key') }} as full_name_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.phone', 'vault.data_key') }} as phone_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.national_id', 'vault.data_key') }} as national_id_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.birth_date', 'vault.data_key') }} as birth_date_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.address', 'vault.data_key') }} as address_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.city', 'vault.data_key') }} as city_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.insurer', 'vault.data_key') }} as insurer_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.full_name', 'vault.data_key', 'vault.subject_pseudonym', 'full_name_enc') }} as full_name_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc') }} as email_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.phone', 'vault.data_key', 'vault.subject_pseudonym', 'phone_enc') }} as phone_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.national_id', 'vault.data_key', 'vault.subject_pseudonym', 'national_id_enc') }} as national_id_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.birth_date', 'vault.data_key', 'vault.subject_pseudonym', 'birth_date_enc') }} as birth_date_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.address', 'vault.data_key', 'vault.subject_pseudonym', 'address_enc') }} as address_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.city', 'vault.data_key', 'vault.subject_pseudonym', 'city_enc') }} as city_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.insurer', 'vault.data_key', 'vault.subject_pseudonym', 'insurer_enc') }} as insurer_enc,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}
     from events
     inner join vault on events.patient_id = vault.subject_id

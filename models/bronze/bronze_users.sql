@@ -25,8 +25,8 @@ vault as (
 encrypted as (
     select
         vault.subject_pseudonym as user_pseudonym,
-        {{ gdpr_lakehouse.encrypt_pii('events.username', 'vault.data_key') }} as username_enc,
-        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key') }} as email_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.username', 'vault.data_key', 'vault.subject_pseudonym', 'username_enc') }} as username_enc,
+        {{ gdpr_lakehouse.encrypt_pii('events.email', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc') }} as email_enc,
         events.registered_on,
         events.preferences,
         {{ gdpr_lakehouse.cdc_event_columns('events') }}

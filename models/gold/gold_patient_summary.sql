@@ -13,9 +13,9 @@ vault as (
 encounters as (
     select
         encounters.patient_pseudonym,
-        {{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.department_id_enc', 'vault.data_key', 'gold_patient_summary.department_count') }} as department_id,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.department_id_enc', 'vault.data_key', 'vault.subject_pseudonym', 'department_id_enc', 'gold_patient_summary.department_count') }} as department_id,
         encounters.admitted_month,
-        cast({{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.cost_enc', 'vault.data_key', 'gold_patient_summary.total_cost') }} as decimal(12, 2)) as cost_amount
+        cast({{ gdpr_lakehouse.decrypt_pii_or_fail('encounters.cost_enc', 'vault.data_key', 'vault.subject_pseudonym', 'cost_enc', 'gold_patient_summary.total_cost') }} as decimal(12, 2)) as cost_amount
     from {{ ref('silver_encounters') }} as encounters
     left join vault on encounters.patient_pseudonym = vault.subject_pseudonym
 ),
@@ -38,8 +38,8 @@ joined as (
     select
         patients.patient_pseudonym,
         patients.age_band,
-        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.city_enc', 'vault.data_key', 'gold_patient_summary.city') }} as city,
-        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.insurer_enc', 'vault.data_key', 'gold_patient_summary.insurer') }} as insurer,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.city_enc', 'vault.data_key', 'vault.subject_pseudonym', 'city_enc', 'gold_patient_summary.city') }} as city,
+        {{ gdpr_lakehouse.decrypt_pii_or_fail('patients.insurer_enc', 'vault.data_key', 'vault.subject_pseudonym', 'insurer_enc', 'gold_patient_summary.insurer') }} as insurer,
         coalesce(per_patient.encounter_count, 0) as encounter_count,
         coalesce(per_patient.total_cost, 0) as total_cost,
         coalesce(per_patient.department_count, 0) as department_count,

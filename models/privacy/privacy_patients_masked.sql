@@ -17,14 +17,14 @@ vault as (
 final as (
     select
         patients.patient_pseudonym,
-        {{ gdpr_lakehouse.reveal_pii('patients.full_name_enc', 'vault.data_key') }} as full_name,
-        {{ gdpr_lakehouse.reveal_pii('patients.email_enc', 'vault.data_key', mask='email') }} as email,
-        {{ gdpr_lakehouse.reveal_pii('patients.phone_enc', 'vault.data_key') }} as phone,
-        {{ gdpr_lakehouse.reveal_pii('patients.national_id_enc', 'vault.data_key') }} as national_id,
-        {{ gdpr_lakehouse.reveal_pii('patients.address_enc', 'vault.data_key') }} as address,
+        {{ gdpr_lakehouse.reveal_pii('patients.full_name_enc', 'vault.data_key', 'vault.subject_pseudonym', 'full_name_enc') }} as full_name,
+        {{ gdpr_lakehouse.reveal_pii('patients.email_enc', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc', mask='email') }} as email,
+        {{ gdpr_lakehouse.reveal_pii('patients.phone_enc', 'vault.data_key', 'vault.subject_pseudonym', 'phone_enc') }} as phone,
+        {{ gdpr_lakehouse.reveal_pii('patients.national_id_enc', 'vault.data_key', 'vault.subject_pseudonym', 'national_id_enc') }} as national_id,
+        {{ gdpr_lakehouse.reveal_pii('patients.address_enc', 'vault.data_key', 'vault.subject_pseudonym', 'address_enc') }} as address,
         patients.age_band,
-        {{ gdpr_lakehouse.reveal_pii('patients.city_enc', 'vault.data_key') }} as city,
-        {{ gdpr_lakehouse.reveal_pii('patients.insurer_enc', 'vault.data_key') }} as insurer
+        {{ gdpr_lakehouse.reveal_pii('patients.city_enc', 'vault.data_key', 'vault.subject_pseudonym', 'city_enc') }} as city,
+        {{ gdpr_lakehouse.reveal_pii('patients.insurer_enc', 'vault.data_key', 'vault.subject_pseudonym', 'insurer_enc') }} as insurer
     from patients
     left join vault on patients.patient_pseudonym = vault.subject_pseudonym
 )

@@ -61,14 +61,25 @@ keyed as (
     from new_subjects
 ),
 
-final as (
+named as (
     select
         subject_id,
         subject_type,
         {{ gdpr_lakehouse.pseudonym('data_key', 'subject_id') }} as subject_pseudonym,
-        {{ gdpr_lakehouse.wrap_key('data_key') }} as data_key,
-        current_timestamp() as created_at
+        data_key
     from keyed
+),
+
+final as (
+    {#- each key wrapped for its own subject (macro key_binding): copied to another
+        subject's row, it does not open -#}
+    select
+        subject_id,
+        subject_type,
+        subject_pseudonym,
+        {{ gdpr_lakehouse.wrap_key('data_key', gdpr_lakehouse.key_binding('subject_pseudonym')) }} as data_key,
+        current_timestamp() as created_at
+    from named
 )
 
 select * from final

@@ -43,7 +43,7 @@ with minted as (
             where legacy.subject_id = '{{ gdpr_lakehouse.tombstone_key_id() }}'
         )
         {%- else -%}
-        {{ gdpr_lakehouse.wrap_key(gdpr_lakehouse.new_data_key("'tombstone'")) }}
+        {{ gdpr_lakehouse.wrap_key(gdpr_lakehouse.new_data_key("'tombstone'"), gdpr_lakehouse.key_binding(system_key='tombstone')) }}
         {%- endif %} as key_value,
         current_timestamp() as created_at
 )

@@ -16,8 +16,8 @@ vault as (
 final as (
     select
         users.user_pseudonym,
-        {{ gdpr_lakehouse.reveal_pii('users.username_enc', 'vault.data_key') }} as username,
-        {{ gdpr_lakehouse.reveal_pii('users.email_enc', 'vault.data_key', mask='email') }} as email,
+        {{ gdpr_lakehouse.reveal_pii('users.username_enc', 'vault.data_key', 'vault.subject_pseudonym', 'username_enc') }} as username,
+        {{ gdpr_lakehouse.reveal_pii('users.email_enc', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc', mask='email') }} as email,
         users.registered_on,
         users.preferred_theme,
         users.preferred_language

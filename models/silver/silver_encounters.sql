@@ -15,10 +15,10 @@ final as (
         patient_pseudonym,
         admitted_at_enc,
         admitted_month,
-        {{ gdpr_lakehouse.encrypt_pii('upper(diagnosis_code)', 'patient_data_key') }} as diagnosis_code_enc,
-        {{ gdpr_lakehouse.encrypt_pii('substring(upper(diagnosis_code), 1, 3)', 'patient_data_key') }} as diagnosis_category_enc,
-        {{ gdpr_lakehouse.encrypt_pii('department_id', 'patient_data_key') }} as department_id_enc,
-        {{ gdpr_lakehouse.encrypt_pii('cast(cost_value as decimal(12, 2))', 'patient_data_key') }} as cost_enc,
+        {{ gdpr_lakehouse.encrypt_pii('upper(diagnosis_code)', 'patient_data_key', 'patient_pseudonym', 'diagnosis_code_enc') }} as diagnosis_code_enc,
+        {{ gdpr_lakehouse.encrypt_pii('substring(upper(diagnosis_code), 1, 3)', 'patient_data_key', 'patient_pseudonym', 'diagnosis_category_enc') }} as diagnosis_category_enc,
+        {{ gdpr_lakehouse.encrypt_pii('department_id', 'patient_data_key', 'patient_pseudonym', 'department_id_enc') }} as department_id_enc,
+        {{ gdpr_lakehouse.encrypt_pii('cast(cost_value as decimal(12, 2))', 'patient_data_key', 'patient_pseudonym', 'cost_enc') }} as cost_enc,
         ingested_at
     from checked
 )

@@ -12,7 +12,7 @@ final as (
         phone_enc,
         national_id_enc,
         address_enc,
-        {{ gdpr_lakehouse.encrypt_pii('year(birth_date)', 'data_key') }} as birth_year_enc,
+        {{ gdpr_lakehouse.encrypt_pii('year(birth_date)', 'data_key', 'patient_pseudonym', 'birth_year_enc') }} as birth_year_enc,
         case
             when months_between(current_date(), birth_date) / 12 < 18 then '0-17'
             when months_between(current_date(), birth_date) / 12 < 40 then '18-39'

@@ -127,8 +127,11 @@ def main(project: Path, facts_file: Path) -> int:
     facts["decrypts"] = scalar(
         "select count(*) from crm.crm_customers c join crm_privacy.subject_keys k "
         "on c.customer_id = k.subject_id where cast(gdpr_try_decrypt(c.email_enc, "
-        # the adopter's keys are wrapped by the key-encryption key (the default)
-        "k.data_key, 'LAKEHOUSE_KEK') as string) like '%@example.org'"
+        # the adopter's keys are wrapped by the key-encryption key (the default), bound
+        # to the subject; the value to the subject and its column
+        "k.data_key, encode(concat('subject/', k.subject_pseudonym), 'utf-8'), "
+        "encode(concat(k.subject_pseudonym, '/email_enc'), 'utf-8'), 'LAKEHOUSE_KEK') "
+        "as string) like '%@example.org'"
     )
     facts["version_before_erasure"] = max(
         row["version"] for row in rows("describe history crm.crm_customers")

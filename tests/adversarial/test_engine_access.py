@@ -158,16 +158,16 @@ def test_no_statement_a_session_runs_returns_the_kek(engine: dict) -> None:
             cursor.execute("select hive_reflect('java.lang.System', 'getenv', 'LAKEHOUSE_KEK')")
         # the functions: a value encrypted and decrypted under a wrapped key, which the
         # engine opens and never returns; a key wraps in Spark's aes_encrypt format
-        wrapped = "gdpr_wrap_key(unhex(sha2('k', 256)), 'LAKEHOUSE_KEK')"
+        wrapped = "gdpr_wrap_key(unhex(sha2('k', 256)), x'01', 'LAKEHOUSE_KEK')"
         cursor.execute(
-            f"select hex(gdpr_decrypt(gdpr_encrypt(x'0a0b', k, 'LAKEHOUSE_KEK'), k, "
-            f"'LAKEHOUSE_KEK')), length(k) from (select {wrapped} as k)"
+            f"select hex(gdpr_decrypt(gdpr_encrypt(x'0a0b', k, x'01', x'02', 'LAKEHOUSE_KEK'), k, "
+            f"x'01', x'02', 'LAKEHOUSE_KEK')), length(k) from (select {wrapped} as k)"
         )
         assert cursor.fetchall() == [("0A0B", 60)]
         for sql in ("select gdpr_unwrap_key(x'00', 'LAKEHOUSE_KEK')",):
             with pytest.raises(Exception, match="gdpr_unwrap_key"):
                 cursor.execute(sql)
-        cursor.execute("explain extended select gdpr_wrap_key(x'0a0b', 'LAKEHOUSE_KEK')")
+        cursor.execute("explain extended select gdpr_wrap_key(x'0a0b', x'', 'LAKEHOUSE_KEK')")
         plan = " ".join(str(row) for row in cursor.fetchall())
         assert "LAKEHOUSE_KEK" in plan and kek.lower() not in plan.lower()
     finally:

@@ -40,15 +40,18 @@ def test_no_statement_of_the_embedded_engine_returns_the_kek(
     # the retry pause of the macros (run_with_conflict_retry) is the one call allowed
     assert spark.sql("select java_method('java.lang.Thread', 'sleep', 1L)").first()[0] == "null"
     # a key wrapped as before this extension (aes_encrypt) still serves, and the other way
+    # in Spark's aes_encrypt format, with the bindings as additional authenticated data
     assert spark.sql(
-        f"select cast(gdpr_decrypt(aes_encrypt(x'0a0b', unhex(sha2('k', 256)), 'GCM'), "
-        f"aes_encrypt(unhex(sha2('k', 256)), unhex('{kek}'), 'GCM'), 'LAKEHOUSE_KEK') as string), "
-        f"hex(aes_decrypt(gdpr_wrap_key(x'0c0d', 'LAKEHOUSE_KEK'), unhex('{kek}'), 'GCM'))"
+        f"select cast(gdpr_decrypt(aes_encrypt(x'0a0b', unhex(sha2('k', 256)), 'GCM', "
+        f"'DEFAULT', x'', x'02'), aes_encrypt(unhex(sha2('k', 256)), unhex('{kek}'), 'GCM', "
+        f"'DEFAULT', x'', x'01'), x'01', x'02', 'LAKEHOUSE_KEK') as string), "
+        f"hex(aes_decrypt(gdpr_wrap_key(x'0c0d', x'01', 'LAKEHOUSE_KEK'), unhex('{kek}'), "
+        "'GCM', 'DEFAULT', x'01'))"
     ).first()[:] == ("\n\x0b", "0C0D")
     assert spark.sql(
-        "select gdpr_try_decrypt(x'00', x'00112233445566778899aabbccddeeff0011223344', "
-        "'LAKEHOUSE_KEK'), gdpr_key_opens(x'00112233445566778899aabbccddeeff0011223344', "
-        "'LAKEHOUSE_KEK')"
+        "select gdpr_try_decrypt(x'00', x'00112233445566778899aabbccddeeff0011223344', x'', "
+        "x'', 'LAKEHOUSE_KEK'), gdpr_key_opens(x'00112233445566778899aabbccddeeff0011223344', "
+        "x'', 'LAKEHOUSE_KEK')"
     ).first()[:] == (None, False)
 
 
@@ -67,7 +70,18 @@ def test_no_statement_returns_a_key_the_vault_stores_wrapped(spark: SparkSession
     )
     assert "gdpr_wrap_key" in functions, functions
     key, other = f"unhex('{stored}')", "x'00112233'"
-    calls = [(key,), (key, key), (other, key), (key, other), (key, key, key)]
+    calls = [
+        (key,),
+        (key, key),
+        (other, key),
+        (key, other),
+        (key, key, key),
+        (key, other, other),
+        (other, key, other),
+        (other, key, other, other),
+        (key, key, other, other),
+        (key, other, key, key),
+    ]
     returned = 0
     for name in functions:
         for arguments in calls:

@@ -153,9 +153,9 @@ def test_history_keeps_no_readable_health_data_of_the_erased(
         assert not clear & set(frame.columns), f"{relation} keeps {clear & set(frame.columns)}"
     for column in ciphers:
         opened = spark.sql(
-            f"select count(*) from (select `{column}` as cipher from {relation} version as of {version} "
+            f"select count(*) from (select `{column}` from {relation} version as of {version} "
             f"where {subject} = '{who}') as old cross join privacy.subject_keys as vault "
-            f"where {decrypted('old.cipher', 'vault.data_key')} is not null"
+            f"where {decrypted(f'old.`{column}`', 'vault.data_key')} is not null"
         ).first()[0]
         assert opened == 0, f"{column} of {relation} opens with a key left in the vault"
 

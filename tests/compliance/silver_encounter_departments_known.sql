@@ -7,7 +7,7 @@
 with encounters as (
     select
         encounters.encounter_ref,
-        {{ gdpr_lakehouse.decrypt_pii('encounters.department_id_enc', 'vault.data_key') }} as department_id
+        {{ gdpr_lakehouse.decrypt_pii('encounters.department_id_enc', 'vault.data_key', 'vault.subject_pseudonym', 'department_id_enc') }} as department_id
     from {{ ref('silver_encounters') }} as encounters
     inner join {{ ref('privacy_data_keys') }} as vault
         on encounters.patient_pseudonym = vault.subject_pseudonym

@@ -227,7 +227,7 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
             cast(b.email_enc as string) as stored_text,
             {decrypted("b.email_enc", "k.data_key")} as opened,
             l.email as plaintext,
-            {decrypted("b.email_enc", "other.key_value")} as opened_with_other_key
+            {decrypted("b.email_enc", "other.key_value", "k.subject_pseudonym")} as opened_with_other_key
         from bronze.patients b
         join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym
         join privacy.system_keys other on other.key_name = 'tombstone'
@@ -279,30 +279,41 @@ def test_a_model_stops_on_health_data_it_cannot_open(spark: SparkSession) -> Non
     a ciphertext whose key is missing from the vault (or wrong) stops the query
     instead of counting as NULL (a lost key must not shrink a published total)."""
     key, other = os.urandom(32).hex(), os.urandom(32).hex()
-    opened = Macros({}).decrypt_pii_or_fail("c", "k", "gold_x.total_cost")
+    opened = Macros({}).decrypt_pii_or_fail("c", "k", "p", "cost_enc", "gold_x.total_cost")
 
-    def read(cipher_key: str, key_sql: str) -> object:
+    def read(cipher_key: str, key_sql: str, column: str = "cost_enc", owner: str = "p1") -> object:
         return spark.sql(
             f"select {opened} as v from (select aes_encrypt(encode('12.50', 'utf-8'), "
-            f"unhex('{cipher_key}'), 'GCM') as c, {key_sql} as k)"
+            f"unhex('{cipher_key}'), 'GCM', 'DEFAULT', x'', encode('p1/{column}', 'utf-8')) as c, "
+            f"{key_sql} as k, '{owner}' as p)"
         ).first()[0]
 
-    # keys as the vault stores them: wrapped by the key-encryption key (the default)
-    def stored(hex_key: str) -> str:
-        return f"gdpr_wrap_key(unhex('{hex_key}'), 'LAKEHOUSE_KEK')"
+    # keys as the vault stores them: wrapped by the key-encryption key (the default),
+    # bound to their subject
+    def stored(hex_key: str, owner: str = "p1") -> str:
+        return f"gdpr_wrap_key(unhex('{hex_key}'), encode('subject/{owner}', 'utf-8'), 'LAKEHOUSE_KEK')"
 
     assert read(key, stored(key)) == "12.50"
     assert (
         spark.sql(
-            f"select {opened} from (select cast(null as binary) as c, cast(null as binary) as k)"
+            f"select {opened} from (select cast(null as binary) as c, cast(null as binary) as k, "
+            "'p1' as p)"
         ).first()[0]
         is None
     )
-    for key_sql in ("cast(null as binary)", stored(other)):
-        with pytest.raises(Exception, match=r"gold_x\.total_cost: the key of a subject not erased"):
-            read(key, key_sql)
+    # no key, another key, a value of another column
+    for key_sql, column in (
+        ("cast(null as binary)", "cost_enc"),
+        (stored(other), "cost_enc"),
+        (stored(key), "city_enc"),
+    ):
+        with pytest.raises(Exception, match=r"gold_x\.total_cost: a ciphertext does not open"):
+            read(key, key_sql, column)
+    # the subject's key moved to another subject's row does not even open
+    with pytest.raises(Exception, match="does not open a stored key with the binding"):
+        read(key, stored(key, "p2"))
     with pytest.raises(Macros.CompilerError, match="it must be a plain name"):
-        Macros({}).decrypt_pii_or_fail("c", "k", "x'); drop table y; --")
+        Macros({}).decrypt_pii_or_fail("c", "k", "p", "cost_enc", "x'); drop table y; --")
 
 
 def test_anonymous_and_per_subject_gold(built: dict, spark: SparkSession) -> None:
@@ -489,7 +500,8 @@ def test_compliance_checks_catch_known_bad_tables(
     spark.sql(
         "create or replace table scratch.tombstoned_silver using delta as "
         "select pseudonym as patient_pseudonym, "
-        f"gdpr_encrypt(encode('x', 'utf-8'), {tombstone}, 'LAKEHOUSE_KEK') as under_tombstone, "
+        f"gdpr_encrypt(encode('x', 'utf-8'), {tombstone}, encode('system/tombstone', 'utf-8'), "
+        "encode(concat(pseudonym, '/under_tombstone'), 'utf-8'), 'LAKEHOUSE_KEK') as under_tombstone, "
         f"aes_encrypt('x', {other}, 'GCM') as under_other from ("
         "(select patient_pseudonym as pseudonym from silver.patients limit 3) "
         "union all select 'a pseudonym without a key' as pseudonym)"

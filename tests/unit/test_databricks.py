@@ -48,42 +48,54 @@ def test_masked_views_ask_unity_catalog_for_group_membership(jinja: Jinja) -> No
     )
     sql = _render(
         jinja,
-        "{{ gdpr_lakehouse.reveal_pii('email_enc', 'k', mask='email') }}",
+        "{{ gdpr_lakehouse.reveal_pii('email_enc', 'k', 'p', 'email_enc', mask='email') }}",
         "{pii_reader_group: clinicians}",
     )
     assert "when is_account_group_member('clinicians') then" in sql
     # the stored key opened with the scope's key: NULL for a consumer without READ on it
     assert (
         "try_aes_decrypt(email_enc, try_aes_decrypt(k, unhex(try_secret('gdpr_lakehouse', "
-        "'kek')), 'GCM'), 'GCM')" in sql
+        "'kek')), 'GCM', 'DEFAULT', encode(concat('subject/', p), 'utf-8')), 'GCM', 'DEFAULT', "
+        "encode(concat(p, '/email_enc'), 'utf-8'))" in sql
     )
     assert "regexp_replace(" in sql
 
 
 def test_the_key_encryption_key_is_a_secret_never_in_sql(jinja: Jinja) -> None:
-    sql = _render(jinja, "{{ gdpr_lakehouse.wrap_key('data_key') }}", "{key_envelope: true}")
-    assert sql == "aes_encrypt(data_key, unhex(secret('gdpr_lakehouse', 'kek')), 'GCM')"
+    subject = "encode(concat('subject/', p), 'utf-8')"
+    bound = "encode(concat(p, '/email_enc'), 'utf-8')"
     sql = _render(
         jinja,
-        "{{ gdpr_lakehouse.encrypt_pii('v', 'stored') }}",
+        "{{ gdpr_lakehouse.wrap_key('data_key', gdpr_lakehouse.key_binding('p')) }}",
+        "{key_envelope: true}",
+    )
+    assert sql == (
+        f"aes_encrypt(data_key, unhex(secret('gdpr_lakehouse', 'kek')), 'GCM', 'DEFAULT', x'', {subject})"
+    )
+    sql = _render(
+        jinja,
+        "{{ gdpr_lakehouse.encrypt_pii('v', 'stored', 'p', 'email_enc') }}",
         "{key_envelope: true, kek_secret_scope: kv-hospital, kek_secret_key: lakehouse-kek}",
     )
     assert sql == (
         "aes_encrypt(encode(cast(v as string), 'utf-8'), "
-        "aes_decrypt(stored, unhex(secret('kv-hospital', 'lakehouse-kek')), 'GCM'), 'GCM')"
+        "aes_decrypt(stored, unhex(secret('kv-hospital', 'lakehouse-kek')), 'GCM', 'DEFAULT', "
+        f"{subject}), 'GCM', 'DEFAULT', x'', {bound})"
     )
     # the masked views: a consumer without READ on the scope gets masked values
     sql = _render(
         jinja,
-        "{{ gdpr_lakehouse.decrypt_pii('c', 'stored', required=false) }}",
+        "{{ gdpr_lakehouse.decrypt_pii('c', 'stored', 'p', 'email_enc', required=false) }}",
         "{key_envelope: true}",
     )
     assert sql == (
         "cast(try_aes_decrypt(c, try_aes_decrypt(stored, "
-        "unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM'), 'GCM') as string)"
+        f"unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM', 'DEFAULT', {subject}), 'GCM', "
+        f"'DEFAULT', {bound}) as string)"
     )
-    assert _render(jinja, "{{ gdpr_lakehouse._key_opens('k') }}", "{key_envelope: true}") == (
-        "(try_aes_decrypt(k, unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM') is not null)"
+    assert _render(jinja, "{{ gdpr_lakehouse._key_opens('k', 'b') }}", "{key_envelope: true}") == (
+        "(try_aes_decrypt(k, unhex(try_secret('gdpr_lakehouse', 'kek')), 'GCM', 'DEFAULT', b) "
+        "is not null)"
     )
 
 
@@ -97,7 +109,7 @@ def test_the_key_encryption_key_is_a_secret_never_in_sql(jinja: Jinja) -> None:
 def test_names_that_would_escape_the_sql_are_refused(
     jinja: Jinja, vars_: str, message: str
 ) -> None:
-    source = "{{ gdpr_lakehouse.is_pii_reader() }}{{ gdpr_lakehouse.wrap_key('k') }}"
+    source = "{{ gdpr_lakehouse.is_pii_reader() }}{{ gdpr_lakehouse.wrap_key('k', 'b') }}"
     success, errors = jinja.with_vars(vars_, "databricks").compile_errors(source)
     assert not success
     assert message in errors

@@ -24,7 +24,7 @@ from python_jobs.delta_files import (
     read_snapshot,
     z85_decode,
 )
-from python_jobs.forensic_scan import Needle, scan_bytes, scan_log, scan_parquet
+from python_jobs.forensic_scan import Needle, SubjectKey, scan_bytes, scan_log, scan_parquet
 from python_jobs.project import ProjectError
 from python_jobs.relations import DeltaRelation
 
@@ -139,7 +139,8 @@ def test_parquet_is_decoded_through_maps_lists_and_dates(tmp_path: Path) -> None
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     key = bytes(range(32))
-    cipher = b"\x00" * 12 + AESGCM(key).encrypt(b"\x00" * 12, b"Ada Abbot", None)
+    # bound to its subject and column (macro encrypt_pii), as the lakehouse writes it
+    cipher = b"\x00" * 12 + AESGCM(key).encrypt(b"\x00" * 12, b"Ada Abbot", b"ps1/name_enc")
     table = pa.table(
         {
             "id": ["A", "P0000006", "B"],
@@ -150,6 +151,8 @@ def test_parquet_is_decoded_through_maps_lists_and_dates(tmp_path: Path) -> None
             "tags": [["x"], None, ["ada@example.org"]],
             "born": [datetime.date(1990, 1, 1), datetime.date(1983, 1, 23), None],
             "name_enc": [b"other", cipher, None],
+            # a copy under another name: the scan tries every declared encrypted column
+            "copied": [None, cipher, None],
         }
     )
     path = tmp_path / "part-0.parquet"
@@ -159,7 +162,7 @@ def test_parquet_is_decoded_through_maps_lists_and_dates(tmp_path: Path) -> None
         Needle("pii", "patients.email", b"ada@example.org"),
         Needle("pii", "patients.birth_date", b"1983-01-23"),
     ]
-    found, ciphertext = scan_parquet(path, needles, key)
+    found, ciphertext = scan_parquet(path, needles, SubjectKey(key, "ps1", ("name_enc",)))
     where = {(hit.where, hit.needle.label): sorted(hit.rows) for hit in found}
     assert where == {
         ("id", "subject id"): [1],
@@ -167,8 +170,9 @@ def test_parquet_is_decoded_through_maps_lists_and_dates(tmp_path: Path) -> None
         ("tags[]", "patients.email"): [2],
         ("born", "patients.birth_date"): [1],
     }
-    assert [(hit.where, sorted(hit.rows)) for hit in ciphertext] == [("name_enc", [1])]
-    assert scan_parquet(path, needles, bytes(32))[1] == []  # another key opens nothing
+    assert [(hit.where, sorted(hit.rows)) for hit in ciphertext] == [("copied, name_enc", [1])]
+    # another key opens nothing
+    assert scan_parquet(path, needles, SubjectKey(bytes(32), "ps1", ("name_enc",)))[1] == []
 
 
 def test_a_witness_file_is_checked(tmp_path: Path) -> None:

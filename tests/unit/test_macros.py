@@ -73,34 +73,51 @@ def test_key_envelope_reads_the_kek_inside_spark_only(
     monkeypatch.setenv("LAKEHOUSE_KEK", kek)
     plain = jinja.with_vars("{key_envelope: false}")
     used = (
-        "{{ gdpr_lakehouse.wrap_key('k') }} | {{ gdpr_lakehouse.encrypt_pii('v', 'k') }} | "
-        "{{ gdpr_lakehouse.decrypt_pii('c', 'k') }} | {{ gdpr_lakehouse.keyed_hash('k', 'b') }}"
+        "{{ gdpr_lakehouse.wrap_key('k', gdpr_lakehouse.key_binding('p')) }} | "
+        "{{ gdpr_lakehouse.encrypt_pii('v', 'k', 'p', 'email_enc') }} | "
+        "{{ gdpr_lakehouse.decrypt_pii('c', 'k', 'p', 'email_enc') }} | "
+        "{{ gdpr_lakehouse.keyed_hash('k', 'b', gdpr_lakehouse.key_binding(system_key='tombstone')) }}"
     )
-    # a lakehouse made with the envelope off: Spark's own functions, the key as stored
+    subject = "encode(concat('subject/', p), 'utf-8')"
+    bound = "encode(concat(p, '/email_enc'), 'utf-8')"
+    # a lakehouse made with the envelope off: Spark's own functions, the key as stored,
+    # the value bound to its subject and column (additional authenticated data)
     assert plain.compile_inline(used).split(" | ") == [
         "k",
-        "aes_encrypt(encode(cast(v as string), 'utf-8'), k, 'GCM')",
-        "cast(try_aes_decrypt(c, k, 'GCM') as string)",
+        f"aes_encrypt(encode(cast(v as string), 'utf-8'), k, 'GCM', 'DEFAULT', x'', {bound})",
+        f"cast(try_aes_decrypt(c, k, 'GCM', 'DEFAULT', {bound}) as string)",
         "sha2(concat(k, b), 256)",
     ]
     enveloped = jinja  # on by default
     # the project's SQL extension reads the key inside the JVM and opens a stored key
-    # only to use it: SQL names the variable, and no macro renders an unwrapped key
+    # only to use it, with its binding: SQL names the variable, and no macro renders an
+    # unwrapped key
     sql = enveloped.compile_inline(used)
     assert sql.split(" | ") == [
-        "gdpr_wrap_key(k, 'LAKEHOUSE_KEK')",
-        "gdpr_encrypt(encode(cast(v as string), 'utf-8'), k, 'LAKEHOUSE_KEK')",
-        "cast(gdpr_decrypt(c, k, 'LAKEHOUSE_KEK') as string)",
-        "gdpr_keyed_hash(k, b, 'LAKEHOUSE_KEK')",
+        f"gdpr_wrap_key(k, {subject}, 'LAKEHOUSE_KEK')",
+        f"gdpr_encrypt(encode(cast(v as string), 'utf-8'), k, {subject}, {bound}, 'LAKEHOUSE_KEK')",
+        f"cast(gdpr_decrypt(c, k, {subject}, {bound}, 'LAKEHOUSE_KEK') as string)",
+        "gdpr_keyed_hash(k, encode('system/tombstone', 'utf-8'), b, 'LAKEHOUSE_KEK')",
     ]
     assert kek not in sql and "${" not in sql and "java_method" not in sql
     # a view that consumers query: NULL where their process holds no KEK
-    sql = enveloped.compile_inline("{{ gdpr_lakehouse.decrypt_pii('c', 'k', required=false) }}")
-    assert sql == "cast(gdpr_try_decrypt(c, k, 'LAKEHOUSE_KEK') as string)"
-    # the key-encryption key's check: whether it opens a stored key, never the key
-    assert enveloped.compile_inline("{{ gdpr_lakehouse._key_opens('k') }}") == (
-        "gdpr_key_opens(k, 'LAKEHOUSE_KEK')"
+    sql = enveloped.compile_inline(
+        "{{ gdpr_lakehouse.decrypt_pii('c', 'k', 'p', 'email_enc', required=false) }}"
     )
+    assert sql == f"cast(gdpr_try_decrypt(c, k, {subject}, {bound}, 'LAKEHOUSE_KEK') as string)"
+    # the key-encryption key's check: whether it opens a stored key, never the key
+    assert enveloped.compile_inline("{{ gdpr_lakehouse._key_opens('k', 'b') }}") == (
+        "gdpr_key_opens(k, b, 'LAKEHOUSE_KEK')"
+    )
+    # a binding is never left out: a column that is not a name is refused
+    for call in (
+        "{{ gdpr_lakehouse.encrypt_pii('v', 'k', 'p', none) }}",
+        "{{ gdpr_lakehouse.decrypt_pii('c', 'k', 'p', \"x') or ('\") }}",
+    ):
+        success, output = enveloped.compile_errors(call)
+        assert not success and "must be the name of the column" in output, output
+    success, output = enveloped.compile_errors("{{ gdpr_lakehouse.key_binding() }}")
+    assert not success and "one of them" in output
 
 
 def test_key_envelope_without_a_kek_is_a_clear_error(
@@ -108,7 +125,7 @@ def test_key_envelope_without_a_kek_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv("LAKEHOUSE_KEK", "too-short")
     success, output = jinja.with_vars("{key_envelope: true}").compile_errors(
-        "{{ gdpr_lakehouse.wrap_key('k') }}"
+        "{{ gdpr_lakehouse.wrap_key('k', 'b') }}"
     )
     assert not success
     assert "LAKEHOUSE_KEK is not a 256-bit key in hex" in output

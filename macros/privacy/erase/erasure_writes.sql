@@ -16,7 +16,8 @@ using (
         subject_hash,
         request_id,
         subject_type,
-        {{ gdpr_lakehouse.encrypt_pii('subject_pseudonym', gdpr_lakehouse.tombstone_key(ctx.system_keys)) }} as pseudonym_enc,
+        {{ gdpr_lakehouse.encrypt_pii('subject_pseudonym', gdpr_lakehouse.tombstone_key(ctx.system_keys), 'subject_hash', 'pseudonym_enc',
+            key_binding=gdpr_lakehouse.key_binding(system_key='tombstone')) }} as pseudonym_enc,
         {{ gdpr_lakehouse.tombstone_hash('subject_pseudonym', keys=ctx.system_keys) }} as pseudonym_hash
     from (
         select

@@ -60,27 +60,63 @@
 {%- endmacro %}
 
 {#- Databricks only: a stored key opened inside the warehouse with the secret scope's
-    key (secret(), or try_secret() for a consumer without READ on it); the key itself
-    where the envelope is off. Spark never opens a key in SQL: gdpr_encrypt,
+    key (secret(), or try_secret() for a consumer without READ on it) and its binding
+    (macro key_binding); the key itself where the envelope is off. Spark never opens a key in SQL: gdpr_encrypt,
     gdpr_decrypt and gdpr_keyed_hash take the wrapped key. -#}
-{% macro _open_key(stored_expr, required=true) -%}
+{% macro _open_key(stored_expr, key_binding, required=true) -%}
     {%- if gdpr_lakehouse.key_envelope() -%}
-        {{ 'aes_decrypt' if required else 'try_aes_decrypt' }}({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=required) }}, 'GCM')
+        {{ 'aes_decrypt' if required else 'try_aes_decrypt' }}({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=required) }}, 'GCM', 'DEFAULT', {{ key_binding }})
     {%- else -%}
         {{ stored_expr }}
     {%- endif -%}
 {%- endmacro %}
 
-{#- Whether the key-encryption key opens a stored (wrapped) key: true or false, never
-    the key. -#}
-{% macro _key_opens(stored_expr) -%}
-    {{ return(adapter.dispatch('_key_opens', 'gdpr_lakehouse')(stored_expr)) }}
+{#- Whether the key-encryption key opens a stored (wrapped) key with its binding (macro
+    key_binding): true or false, never the key. -#}
+{% macro _key_opens(stored_expr, key_binding) -%}
+    {{ return(adapter.dispatch('_key_opens', 'gdpr_lakehouse')(stored_expr, key_binding)) }}
 {%- endmacro %}
 
-{% macro spark___key_opens(stored_expr) -%}
-    gdpr_key_opens({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=false) }})
+{% macro spark___key_opens(stored_expr, key_binding) -%}
+    gdpr_key_opens({{ stored_expr }}, {{ key_binding }}, {{ gdpr_lakehouse._kek(required=false) }})
 {%- endmacro %}
 
-{% macro databricks___key_opens(stored_expr) -%}
-    ({{ gdpr_lakehouse._open_key(stored_expr, required=false) }} is not null)
+{% macro databricks___key_opens(stored_expr, key_binding) -%}
+    ({{ gdpr_lakehouse._open_key(stored_expr, key_binding, required=false) }} is not null)
+{%- endmacro %}
+
+{#- What a ciphertext is bound to, as SQL bytes (its additional authenticated data): the
+    owner (the subject's pseudonym; for the tombstone's own ciphertext its subject hash)
+    and the name of the column that stores it. An empty binding is none: a lakehouse made
+    before bindings (macro ciphertext_binding). -#}
+{% macro _cipher_binding(owner_expr, column) -%}
+    {%- if not (column is string and modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}$', column)) -%}
+        {%- do exceptions.raise_compiler_error("encrypt_pii/decrypt_pii: column " ~ (column | string)[:64]
+            ~ " must be the name of the column that stores the ciphertext (letters, digits, _)") -%}
+    {%- endif -%}
+    {{ return("encode(concat(" ~ owner_expr ~ ", '/" ~ column | lower ~ "'), 'utf-8')") }}
+{%- endmacro %}
+
+{#- The record of bound keys and ciphertexts (table property
+    gdpr_lakehouse.ciphertext_binding on the vault): subject keys bound to the subject's
+    pseudonym, system keys to their name, values to their owner and column. -#}
+{% macro _ciphertext_binding_version() -%}
+    {{ return('subject_column_v1') }}
+{%- endmacro %}
+
+{#- Whether the vault's keys and the lakehouse's ciphertexts are bound: recorded, or a
+    vault without a subject's key (nothing to bind; its post-hook records it). Read once
+    per invocation once true. -#}
+{% macro _ciphertexts_bound(vault) -%}
+    {%- set cache = gdpr_lakehouse._invocation_cache() -%}
+    {%- set cache_key = 'ciphertexts_bound ' ~ vault -%}
+    {%- if cache_key in cache -%}{{ return(true) }}{%- endif -%}
+    {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.ciphertext_binding') -%}
+    {%- if recorded is not none and recorded != gdpr_lakehouse._ciphertext_binding_version() -%}
+        {%- do exceptions.raise_compiler_error(vault ~ " records gdpr_lakehouse.ciphertext_binding = " ~ recorded[:40] ~ "; this version reads "
+            ~ gdpr_lakehouse._ciphertext_binding_version() ~ ". Nothing was run") -%}
+    {%- endif -%}
+    {%- set bound = recorded is not none or (gdpr_lakehouse.scalar_query("select count(*) from " ~ vault ~ " where left(subject_id, 2) != '__'", 0) | int) == 0 -%}
+    {%- if bound and recorded is not none -%}{%- do cache.update({cache_key: true}) -%}{%- endif -%}
+    {{ return(bound) }}
 {%- endmacro %}

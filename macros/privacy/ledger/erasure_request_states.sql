@@ -160,7 +160,8 @@ select
         requests.subject_pseudonym,
         tombstones.subject_pseudonym,
         case when tombstones.pseudonym_enc is not null then coalesce(
-            {{ gdpr_lakehouse.decrypt_pii('tombstones.pseudonym_enc', gdpr_lakehouse.tombstone_key(ctx.system_keys)) }},
+            {{ gdpr_lakehouse.decrypt_pii('tombstones.pseudonym_enc', gdpr_lakehouse.tombstone_key(ctx.system_keys), 'tombstones.subject_hash', 'pseudonym_enc',
+                key_binding=gdpr_lakehouse.key_binding(system_key='tombstone')) }},
             raise_error('gdpr_erase: the tombstone key ({{ ctx.system_keys }}) does not open the pseudonym a tombstone holds for a running erasure; nothing was written. Restore the key: RESTORE TABLE {{ ctx.system_keys }} TO VERSION AS OF <v>')
         ) end
     ) as subject_pseudonym,

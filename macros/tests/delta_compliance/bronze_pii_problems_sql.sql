@@ -1,5 +1,6 @@
 {#- One row per (relation, column) whose values are not ciphertext under the subject's
-    key. relation_specs: [{relation, subject_key, pii_columns, key_column (default
+    key, written for that subject and column (macro encrypt_pii: a value moved from
+    another row or column counts). relation_specs: [{relation, subject_key, pii_columns, key_column (default
     subject_id: the vault's column the subject key holds), require_key (default true:
     a row whose subject has no key is a problem; false: only its plaintext is, since
     a row downstream of bronze may wait for its rebuild after a shred)}]. -#}
@@ -52,8 +53,8 @@
                                         without a key has its values tried with the
                                         tombstone key. #}
                                     or case when vault.data_key is not null
-                                            then {{ gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', 'vault.data_key') }} is null
-                                            else {{ 'true' if spec.get('require_key', true) else gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', gdpr_lakehouse.tombstone_key()) ~ ' is not null' }}
+                                            then {{ gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', 'vault.data_key', 'vault.subject_pseudonym', column) }} is null
+                                            else {{ 'true' if spec.get('require_key', true) else gdpr_lakehouse.decrypt_pii('cast(data.' ~ column ~ ' as binary)', gdpr_lakehouse.tombstone_key(), 'cast(data.' ~ spec.subject_key ~ ' as string)', column, key_binding=gdpr_lakehouse.key_binding(system_key='tombstone')) ~ ' is not null' }}
                                        end
                                 ),
                                 false
@@ -67,8 +68,9 @@
                                 key wrapped twice differs), opened inside the engine -#}
                             select
                                 keys.{{ spec.get('key_column', 'subject_id') }} as key_id,
-                                case when {{ gdpr_lakehouse.keyed_hash('keys.data_key', "x''") }}
-                                          = {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(), "x''") }}
+                                keys.subject_pseudonym,
+                                case when {{ gdpr_lakehouse.keyed_hash('keys.data_key', "x''", gdpr_lakehouse.key_binding('keys.subject_pseudonym')) }}
+                                          = {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(), "x''", gdpr_lakehouse.key_binding(system_key='tombstone')) }}
                                      then null else keys.data_key end as data_key
                             from {{ vault }} as keys
                         ) as vault on data.{{ spec.subject_key }} = vault.key_id

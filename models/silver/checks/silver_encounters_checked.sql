@@ -11,9 +11,9 @@ with vault as (
 encounters as (
     select
         bronze.*,
-        {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key') }} as diagnosis_code,
-        {{ gdpr_lakehouse.decrypt_pii('bronze.department_id_enc', 'vault.data_key') }} as department_id,
-        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key') }} as double) as cost_value,
+        {{ gdpr_lakehouse.decrypt_pii('bronze.diagnosis_code_enc', 'vault.data_key', 'vault.subject_pseudonym', 'diagnosis_code_enc') }} as diagnosis_code,
+        {{ gdpr_lakehouse.decrypt_pii('bronze.department_id_enc', 'vault.data_key', 'vault.subject_pseudonym', 'department_id_enc') }} as department_id,
+        cast({{ gdpr_lakehouse.decrypt_pii('bronze.cost_enc', 'vault.data_key', 'vault.subject_pseudonym', 'cost_enc') }} as double) as cost_value,
         vault.data_key as patient_data_key
     from {{ ref('bronze_encounters') }} as bronze
     left join vault on bronze.patient_pseudonym = vault.subject_pseudonym

@@ -15,8 +15,8 @@ decrypted as (
     select
         patients.*,
         vault.data_key,
-        {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key') }} as email,
-        try_cast({{ gdpr_lakehouse.decrypt_pii('patients.birth_date_enc', 'vault.data_key') }} as date) as birth_date
+        {{ gdpr_lakehouse.decrypt_pii('patients.email_enc', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc') }} as email,
+        try_cast({{ gdpr_lakehouse.decrypt_pii('patients.birth_date_enc', 'vault.data_key', 'vault.subject_pseudonym', 'birth_date_enc') }} as date) as birth_date
     from patients
     inner join vault on patients.patient_pseudonym = vault.subject_pseudonym
 ),

@@ -12,7 +12,7 @@ vault as (
 decrypted as (
     select
         users.*,
-        {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key') }} as email
+        {{ gdpr_lakehouse.decrypt_pii('users.email_enc', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc') }} as email
     from users
     inner join vault on users.user_pseudonym = vault.subject_pseudonym
 ),

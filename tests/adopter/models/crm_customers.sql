@@ -22,8 +22,8 @@ vault as (
 final as (
     select
         latest.customer_id,
-        {{ gdpr_lakehouse.encrypt_pii('latest.full_name', 'vault.data_key') }} as full_name_enc,
-        {{ gdpr_lakehouse.encrypt_pii('latest.email', 'vault.data_key') }} as email_enc,
+        {{ gdpr_lakehouse.encrypt_pii('latest.full_name', 'vault.data_key', 'vault.subject_pseudonym', 'full_name_enc') }} as full_name_enc,
+        {{ gdpr_lakehouse.encrypt_pii('latest.email', 'vault.data_key', 'vault.subject_pseudonym', 'email_enc') }} as email_enc,
         latest.country,
         latest.updated_at
     from latest

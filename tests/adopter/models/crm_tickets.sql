@@ -11,7 +11,7 @@ final as (
         tickets.ticket_id,
         vault.subject_pseudonym as customer_pseudonym,
         tickets.channel,
-        {{ gdpr_lakehouse.encrypt_pii('tickets.body', 'vault.data_key') }} as body_enc,
+        {{ gdpr_lakehouse.encrypt_pii('tickets.body', 'vault.data_key', 'vault.subject_pseudonym', 'body_enc') }} as body_enc,
         tickets.opened_at
     from tickets
     inner join vault on tickets.customer_id = vault.subject_id

@@ -27,9 +27,11 @@ import scala.runtime.BoxedUnit;
  * never see it.
  *
  * <ul>
- *   <li>{@code gdpr_wrap_key(key, variable)}, {@code gdpr_encrypt(value, wrapped, variable)},
- *       {@code gdpr_decrypt(cipher, wrapped, variable)}, {@code gdpr_try_decrypt(...)}, {@code
- *       gdpr_keyed_hash(wrapped, data, variable)} and {@code gdpr_key_opens(wrapped, variable)}:
+ *   <li>{@code gdpr_wrap_key(key, binding, variable)}, {@code gdpr_encrypt(value, wrapped,
+ *       binding, aad, variable)}, {@code gdpr_decrypt(cipher, wrapped, binding, aad, variable)},
+ *       {@code gdpr_try_decrypt(...)}, {@code gdpr_keyed_hash(wrapped, binding, data, variable)},
+ *       {@code gdpr_key_opens(wrapped, binding, variable)} and {@code gdpr_bind_key(wrapped,
+ *       binding, variable)} (the migration to bound keys):
  *       {@link KeyEnvelope}, which reads the key-encryption key from the environment variable
  *       named, inside the JVM, and opens a wrapped key only to use it: no function returns the
  *       KEK or an unwrapped key;
@@ -45,18 +47,50 @@ public final class KeyEnvelopeExtension
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectFunction(
-        function("gdpr_wrap_key", "wrap", DataTypes.BinaryType, "key", "variable"));
-    extensions.injectFunction(
-        function("gdpr_encrypt", "encrypt", DataTypes.BinaryType, "value", "wrapped", "variable"));
-    extensions.injectFunction(
-        function("gdpr_decrypt", "decrypt", DataTypes.BinaryType, "cipher", "wrapped", "variable"));
+        function("gdpr_wrap_key", "wrap", DataTypes.BinaryType, "key", "binding", "variable"));
     extensions.injectFunction(
         function(
-            "gdpr_try_decrypt", "tryDecrypt", DataTypes.BinaryType, "cipher", "wrapped", "variable"));
+            "gdpr_encrypt",
+            "encrypt",
+            DataTypes.BinaryType,
+            "value",
+            "wrapped",
+            "binding",
+            "aad",
+            "variable"));
     extensions.injectFunction(
-        function("gdpr_keyed_hash", "keyedHash", DataTypes.StringType, "wrapped", "data", "variable"));
+        function(
+            "gdpr_decrypt",
+            "decrypt",
+            DataTypes.BinaryType,
+            "cipher",
+            "wrapped",
+            "binding",
+            "aad",
+            "variable"));
     extensions.injectFunction(
-        function("gdpr_key_opens", "opens", DataTypes.BooleanType, "wrapped", "variable"));
+        function(
+            "gdpr_try_decrypt",
+            "tryDecrypt",
+            DataTypes.BinaryType,
+            "cipher",
+            "wrapped",
+            "binding",
+            "aad",
+            "variable"));
+    extensions.injectFunction(
+        function(
+            "gdpr_keyed_hash",
+            "keyedHash",
+            DataTypes.StringType,
+            "wrapped",
+            "binding",
+            "data",
+            "variable"));
+    extensions.injectFunction(
+        function("gdpr_key_opens", "opens", DataTypes.BooleanType, "wrapped", "binding", "variable"));
+    extensions.injectFunction(
+        function("gdpr_bind_key", "bindKey", DataTypes.BinaryType, "wrapped", "binding", "variable"));
     extensions.injectCheckRule(
         new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
           @Override

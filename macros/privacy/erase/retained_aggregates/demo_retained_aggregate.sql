@@ -15,9 +15,9 @@
             out. A subject with no key left (erased under a tombstone that names no
             pseudonym) is counted on neither side, so what it contributed stays; a
             key that does not open its ciphertext stops the build. -#}
-        {%- set category = gdpr_lakehouse.decrypt_pii_or_fail('rows.diagnosis_category_enc', 'vault.data_key', 'gold_encounters_monthly.icd10_chapter') -%}
-        {%- set cost = gdpr_lakehouse.decrypt_pii_or_fail('rows.cost_enc', 'vault.data_key', 'gold_encounters_monthly.total_cost') -%}
-        {%- set department = gdpr_lakehouse.decrypt_pii_or_fail('rows.department_id_enc', 'vault.data_key', 'gold_encounters_monthly.department_id') -%}
+        {%- set category = gdpr_lakehouse.decrypt_pii_or_fail('rows.diagnosis_category_enc', 'vault.data_key', 'vault.subject_pseudonym', 'diagnosis_category_enc', 'gold_encounters_monthly.icd10_chapter') -%}
+        {%- set cost = gdpr_lakehouse.decrypt_pii_or_fail('rows.cost_enc', 'vault.data_key', 'vault.subject_pseudonym', 'cost_enc', 'gold_encounters_monthly.total_cost') -%}
+        {%- set department = gdpr_lakehouse.decrypt_pii_or_fail('rows.department_id_enc', 'vault.data_key', 'vault.subject_pseudonym', 'department_id_enc', 'gold_encounters_monthly.department_id') -%}
         {{ return({
             'upstream': ref('silver_encounters'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [
@@ -41,7 +41,7 @@
     {%- elif name == 'gold_patients_by_city' -%}
         {#- bronze keeps the city encrypted under the patient's key (with the age band
             it singles a patient out): decrypted in the query, as above. -#}
-        {%- set city = gdpr_lakehouse.decrypt_pii_or_fail('rows.city_enc', 'vault.data_key', 'gold_patients_by_city.city') -%}
+        {%- set city = gdpr_lakehouse.decrypt_pii_or_fail('rows.city_enc', 'vault.data_key', 'vault.subject_pseudonym', 'city_enc', 'gold_patients_by_city.city') -%}
         {{ return({
             'upstream': ref('bronze_patients'), 'subject': 'patient_pseudonym', 'subject_kind': 'pseudonym',
             'cells': [['city', "coalesce(" ~ city ~ ", 'unknown')"]],

@@ -13,5 +13,5 @@
 
 {% macro spark__anonymized_record_id(id_expr, keys=none, salt_expr=none) -%}
     case when cast({{ id_expr }} as string) rlike '^anon-[0-9a-f]{64}$' then cast({{ id_expr }} as string)
-        else concat('anon-', {{ gdpr_lakehouse.keyed_hash(salt_expr or gdpr_lakehouse.tombstone_key(keys), "encode(cast(" ~ id_expr ~ " as string), 'utf-8')") }}) end
+        else concat('anon-', {{ gdpr_lakehouse.keyed_hash(salt_expr or gdpr_lakehouse.tombstone_key(keys), "encode(cast(" ~ id_expr ~ " as string), 'utf-8')", gdpr_lakehouse.key_binding(system_key='tombstone')) }}) end
 {%- endmacro %}

@@ -18,5 +18,5 @@
 
 {% macro _source_seq_offset(record_ref_expr, keys=none) -%}
     cast(conv(substr({{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(keys),
-        "encode(concat('source_seq|', cast(" ~ record_ref_expr ~ " as string)), 'utf-8')") }}, 1, 13), 16, 10) as bigint)
+        "encode(concat('source_seq|', cast(" ~ record_ref_expr ~ " as string)), 'utf-8')", gdpr_lakehouse.key_binding(system_key='tombstone')) }}, 1, 13), 16, 10) as bigint)
 {%- endmacro %}

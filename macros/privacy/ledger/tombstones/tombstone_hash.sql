@@ -8,5 +8,5 @@
 {%- endmacro %}
 
 {% macro spark__tombstone_hash(id_expr, keys=none) -%}
-    {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(keys), "encode(" ~ id_expr ~ ", 'utf-8')") }}
+    {{ gdpr_lakehouse.keyed_hash(gdpr_lakehouse.tombstone_key(keys), "encode(" ~ id_expr ~ ", 'utf-8')", gdpr_lakehouse.key_binding(system_key='tombstone')) }}
 {%- endmacro %}
