@@ -233,13 +233,15 @@ def decrypted(cipher: str, key: str, owner: str | None = None) -> str:
     )
 
 
-def opened_key(stored: bytes) -> bytes:
+def opened_key(stored: bytes, pseudonym: str) -> bytes:
     """A vault key as stored, opened in Python with the suite's key-encryption key
-    (LAKEHOUSE_KEK): for checks that decrypt outside Spark."""
+    (LAKEHOUSE_KEK) and its binding (its subject's pseudonym, macro key_binding): for
+    checks that decrypt outside Spark."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     kek = bytes.fromhex(os.environ["LAKEHOUSE_KEK"])
-    return AESGCM(kek).decrypt(bytes(stored[:12]), bytes(stored[12:]), None)
+    binding = f"subject/{pseudonym}".encode()
+    return AESGCM(kek).decrypt(bytes(stored[:12]), bytes(stored[12:]), binding)
 
 
 def record_ref(id_expr: str) -> str:

@@ -48,28 +48,36 @@ def _summary(spark: SparkSession, pseudonym: str) -> tuple:
 def test_a_value_moved_to_another_column_does_not_open_there(
     tables: list[Path], dbt: DbtProject, spark: SparkSession
 ) -> None:
-    """Attack: in silver.patients, copy a patient's city ciphertext over their insurer's
-    (a writer with access to the table, or a bug in a model). Guarantee: gold's build
-    stops on it instead of publishing the city as the insurer."""
-    pseudonym = spark.sql(
-        "select patient_pseudonym from gold.patient_summary "
-        "where city is not null and insurer is not null and city != insurer "
-        "order by patient_pseudonym limit 1"
-    ).first()[0]
-    city, _ = _summary(spark, pseudonym)
+    """Attack: in silver.patients, copy a patient's national id ciphertext over their
+    phone's, and their city's over their insurer's (a writer with access to the table,
+    or a bug in a model). Guarantee: a PII reader of the masked view sees no phone
+    rather than the national id, and gold's build stops instead of publishing the city
+    as the insurer."""
+    me = spark.sql("select current_user()").first()[0]
+    reader = ("--vars", f"{{pii_readers: [{me}]}}")
+    dbt.invoke("run", "--select", "privacy_patients_masked", *reader)
     versions = {t: _version(spark, t) for t in ("silver.patients", "gold.patient_summary")}
-    spark.sql(
-        f"update silver.patients set insurer_enc = city_enc where patient_pseudonym = '{pseudonym}'"
-    )
     try:
-        success, errors = dbt.invoke_errors("run", "--select", "gold_patient_summary")
-        assert _summary(spark, pseudonym) != (city, city), (
-            "gold published the patient's city as their insurer: a ciphertext opened in a "
-            "column it was not written for"
+        pseudonym, national_id = spark.sql(
+            "select patient_pseudonym, national_id from privacy.patients_masked "
+            "where national_id is not null and phone is not null "
+            "order by patient_pseudonym limit 1"
+        ).first()
+        spark.sql(
+            "update silver.patients set phone_enc = national_id_enc, insurer_enc = city_enc "
+            f"where patient_pseudonym = '{pseudonym}'"
         )
-        assert not success and "gold_patient_summary.insurer" in errors, errors
+        phone = spark.sql(
+            f"select phone from privacy.patients_masked where patient_pseudonym = '{pseudonym}'"
+        ).first()[0]
+        assert phone != national_id, "the national id was read as the phone"
+        assert phone is None
+        success, errors = dbt.invoke_errors("run", "--select", "gold_patient_summary")
+        assert not success, "gold was built from a ciphertext in a column it was not written for"
+        assert "gold_patient_summary.insurer" in errors, errors
     finally:
         _restore(spark, versions)
+        dbt.invoke("run", "--select", "privacy_patients_masked")
 
 
 def test_a_key_and_values_moved_to_another_row_do_not_open_there(

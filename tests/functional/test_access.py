@@ -119,9 +119,15 @@ def test_a_patients_export_holds_every_row_of_theirs_decrypted_and_private(
         f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     ).first()
     [patient] = json.loads((folder / "bronze.patients.json").read_text())
-    key = opened_key(key)
-    assert patient["email"] == _decrypt(key, bytes(email_enc)).decode()
-    assert patient["full_name"] == _decrypt(key, bytes(name_enc)).decode()
+    key = opened_key(key, pseudonym)
+    assert (
+        patient["email"]
+        == _decrypt(key, bytes(email_enc), f"{pseudonym}/email_enc".encode()).decode()
+    )
+    assert (
+        patient["full_name"]
+        == _decrypt(key, bytes(name_enc), f"{pseudonym}/full_name_enc".encode()).decode()
+    )
     assert "email_enc" not in patient and patient["patient_pseudonym"] == pseudonym
     bronze = next(item for item in package["relations"] if item["relation"] == "bronze.patients")
     assert "email" in bronze["decrypted_columns"] and bronze["undecryptable_values"] == 0
@@ -558,16 +564,21 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     columns and unknown, erased or erasing subjects change nothing but a refused row."""
     subject_id = _subject(spark, "patient", 12)
     read = (
-        "select k.data_key, p.email_enc, p.full_name_enc, p.phone_enc, p.city_enc from privacy.subject_keys k "
+        "select k.data_key, p.email_enc, p.full_name_enc, p.phone_enc, p.city_enc, k.subject_pseudonym "
+        "from privacy.subject_keys k "
         f"join bronze.patients p on p.patient_pseudonym = k.subject_pseudonym where k.subject_id = '{subject_id}'"
     )
-    key, email_enc, name_enc, phone_enc, city_enc = spark.sql(read).first()
-    key = opened_key(key)
-    city = _decrypt(key, bytes(city_enc)).decode()
+    key, email_enc, name_enc, phone_enc, city_enc, owner = spark.sql(read).first()
+    key = opened_key(key, owner)
+
+    def opened(cipher: bytes, column: str) -> str:
+        return _decrypt(key, bytes(cipher), f"{owner}/{column}".encode()).decode()
+
+    city = opened(city_enc, "city_enc")
     before = {
-        "email": _decrypt(key, bytes(email_enc)).decode(),
-        "full_name": _decrypt(key, bytes(name_enc)).decode(),
-        "phone": _decrypt(key, bytes(phone_enc)).decode(),
+        "email": opened(email_enc, "email_enc"),
+        "full_name": opened(name_enc, "full_name_enc"),
+        "phone": opened(phone_enc, "phone_enc"),
     }
     corrected = f"rectified.{subject_id.lower()}@example.org"
     assert corrected != before["email"]
@@ -639,12 +650,12 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
     )
     assert corrected not in json.dumps(issued)
 
-    key, email_enc, name_enc, phone_enc, city_enc = spark.sql(read).first()
-    key = opened_key(key)
-    assert _decrypt(key, bytes(email_enc)).decode() == corrected
-    assert _decrypt(key, bytes(name_enc)).decode() == before["full_name"]
-    assert _decrypt(key, bytes(phone_enc)).decode() == before["phone"]
-    assert _decrypt(key, bytes(city_enc)).decode() == city
+    key, email_enc, name_enc, phone_enc, city_enc, owner = spark.sql(read).first()
+    key = opened_key(key, owner)
+    assert opened(email_enc, "email_enc") == corrected
+    assert opened(name_enc, "full_name_enc") == before["full_name"]
+    assert opened(phone_enc, "phone_enc") == before["phone"]
+    assert opened(city_enc, "city_enc") == city
     pseudonym = spark.sql(
         f"select subject_pseudonym from privacy.subject_keys where subject_id = '{subject_id}'"
     ).first()[0]
@@ -655,7 +666,7 @@ def test_a_rectification_lands_one_event_the_build_applies_everywhere(
         [row] = spark.sql(
             f"select email_enc from {table} where patient_pseudonym = '{pseudonym}' and {current}"
         ).collect()
-        assert _decrypt(key, bytes(row[0])).decode() == corrected, table
+        assert opened(row[0], "email_enc") == corrected, table
 
     # refused, recorded, nothing landed: unknown, and erasing
     landed = set((lakehouse_dir / "landing" / "patients").glob("rectify-*.parquet"))

@@ -240,12 +240,11 @@ def test_identifiers_are_encrypted_with_the_subjects_key(built: dict, spark: Spa
     assert row["plaintext"] not in row["stored_text"]
     assert row["opened_with_other_key"] is None
     # stored wrapped by the key-encryption key (IV + key + tag: 60 bytes), 32 unwrapped
-    stored = [
-        bytes(row[0]) for row in spark.sql("select data_key from privacy.subject_keys").collect()
-    ]
+    rows = spark.sql("select data_key, subject_pseudonym from privacy.subject_keys").collect()
+    stored = [bytes(row[0]) for row in rows]
     assert len(set(stored)) == len(stored)
     assert {len(key) for key in stored} == {60}
-    assert {len(opened_key(key)) for key in stored} == {32}
+    assert {len(opened_key(bytes(key), pseudonym)) for key, pseudonym in rows} == {32}
 
 
 def test_silver_is_pseudonymous_and_quarantine_loses_nothing(

@@ -42,7 +42,7 @@
             {%- set sql -%}
                 merge into {{ table }} as stored
                 using (
-                    select {{ match }}, gdpr_bind_key({{ key_column }}, {{ binding }}, {{ gdpr_lakehouse._kek() }}) as bound
+                    select {{ match }}, {{ gdpr_lakehouse._bind_key(key_column, binding) }} as bound
                     from {{ table }}
                     where {{ where }} and not {{ gdpr_lakehouse._key_opens(key_column, binding) }}
                 ) as unbound

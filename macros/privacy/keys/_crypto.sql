@@ -120,3 +120,19 @@
     {%- if bound and recorded is not none -%}{%- do cache.update({cache_key: true}) -%}{%- endif -%}
     {{ return(bound) }}
 {%- endmacro %}
+
+{#- A stored key bound to key_binding (macro bind_ciphertexts only): as it is when it
+    opens with the binding, else wrapped again with it, opened without one (a lakehouse
+    made before bindings); a key that opens neither way stops the statement. -#}
+{% macro _bind_key(stored_expr, key_binding) -%}
+    {{ return(adapter.dispatch('_bind_key', 'gdpr_lakehouse')(stored_expr, key_binding)) }}
+{%- endmacro %}
+
+{% macro spark___bind_key(stored_expr, key_binding) -%}
+    gdpr_bind_key({{ stored_expr }}, {{ key_binding }}, {{ gdpr_lakehouse._kek() }})
+{%- endmacro %}
+
+{% macro databricks___bind_key(stored_expr, key_binding) -%}
+    case when {{ gdpr_lakehouse._key_opens(stored_expr, key_binding) }} then {{ stored_expr }}
+         else aes_encrypt(aes_decrypt({{ stored_expr }}, {{ gdpr_lakehouse._kek() }}, 'GCM'), {{ gdpr_lakehouse._kek() }}, 'GCM', 'DEFAULT', x'', {{ key_binding }}) end
+{%- endmacro %}

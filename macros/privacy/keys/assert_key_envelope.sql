@@ -44,7 +44,7 @@
                     stops the query where the engine has no key-encryption key at all
                     (the error names the variable) -#}
                 {%- set opened = gdpr_lakehouse.scalar_query("select concat(cast(count_if(opened) as string), '/', cast(count(*) as string), '/', cast(count(probe) as string)) from (select "
-                    ~ gdpr_lakehouse._key_opens('wrapped_key', 'binding') ~ " as opened, " ~ gdpr_lakehouse.wrap_key("x'00'", "x''") ~ " as probe from (("
+                    ~ (gdpr_lakehouse._key_opens('wrapped_key', 'binding') if bound else '(' ~ gdpr_lakehouse._key_opens('wrapped_key', 'binding') ~ ' or ' ~ gdpr_lakehouse._key_opens('wrapped_key', "x''") ~ ')') ~ " as opened, " ~ gdpr_lakehouse.wrap_key("x'00'", "x''") ~ " as probe from (("
                     ~ (wrapped | join(') union all (')) ~ ")) as stored) as tried", '0/0/0') -%}
                 {%- set opened_count, wrapped_count = opened.split('/')[:2] -%}
                 {%- if opened_count != wrapped_count -%}
