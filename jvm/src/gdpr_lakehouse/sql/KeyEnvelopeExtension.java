@@ -1,6 +1,7 @@
 package gdpr_lakehouse.sql;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -46,51 +47,20 @@ public final class KeyEnvelopeExtension
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    DataType bytes = DataTypes.BinaryType;
+    extensions.injectFunction(function("gdpr_wrap_key", "wrap", bytes, "key", "binding"));
+    for (String[] decrypting :
+        new String[][] {{"gdpr_decrypt", "decrypt"}, {"gdpr_try_decrypt", "tryDecrypt"}}) {
+      extensions.injectFunction(
+          function(decrypting[0], decrypting[1], bytes, "cipher", "wrapped", "binding", "aad"));
+    }
     extensions.injectFunction(
-        function("gdpr_wrap_key", "wrap", DataTypes.BinaryType, "key", "binding", "variable"));
+        function("gdpr_encrypt", "encrypt", bytes, "value", "wrapped", "binding", "aad"));
     extensions.injectFunction(
-        function(
-            "gdpr_encrypt",
-            "encrypt",
-            DataTypes.BinaryType,
-            "value",
-            "wrapped",
-            "binding",
-            "aad",
-            "variable"));
+        function("gdpr_keyed_hash", "keyedHash", DataTypes.StringType, "wrapped", "binding", "data"));
     extensions.injectFunction(
-        function(
-            "gdpr_decrypt",
-            "decrypt",
-            DataTypes.BinaryType,
-            "cipher",
-            "wrapped",
-            "binding",
-            "aad",
-            "variable"));
-    extensions.injectFunction(
-        function(
-            "gdpr_try_decrypt",
-            "tryDecrypt",
-            DataTypes.BinaryType,
-            "cipher",
-            "wrapped",
-            "binding",
-            "aad",
-            "variable"));
-    extensions.injectFunction(
-        function(
-            "gdpr_keyed_hash",
-            "keyedHash",
-            DataTypes.StringType,
-            "wrapped",
-            "binding",
-            "data",
-            "variable"));
-    extensions.injectFunction(
-        function("gdpr_key_opens", "opens", DataTypes.BooleanType, "wrapped", "binding", "variable"));
-    extensions.injectFunction(
-        function("gdpr_bind_key", "bindKey", DataTypes.BinaryType, "wrapped", "binding", "variable"));
+        function("gdpr_key_opens", "opens", DataTypes.BooleanType, "wrapped", "binding"));
+    extensions.injectFunction(function("gdpr_bind_key", "bindKey", bytes, "wrapped", "binding"));
     extensions.injectCheckRule(
         new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
           @Override
@@ -106,7 +76,9 @@ public final class KeyEnvelopeExtension
    * variable holding the key-encryption key (a string). NULL in, NULL out.
    */
   private static Tuple3<FunctionIdentifier, ExpressionInfo, Function1<Seq<Expression>, Expression>>
-      function(String name, String method, DataType returns, String... parameters) {
+      function(String name, String method, DataType returns, String... binaries) {
+    String[] parameters = Arrays.copyOf(binaries, binaries.length + 1);
+    parameters[binaries.length] = "variable";
     Function1<Seq<Expression>, Expression> builder =
         new AbstractFunction1<Seq<Expression>, Expression>() {
           @Override
