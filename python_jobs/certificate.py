@@ -182,6 +182,9 @@ def _scan_verdict(
         # what was scanned, and what was looked for and not there: never claimed scanned
         "areas": ["relations", *stats["area_names"]],
         "not_scanned": stats["not_scanned"],
+        # the landing tables' folders: those builds read (the ledger); where the catalog
+        # holds them now is asked only by python -m python_jobs.forensic_scan
+        "landing_catalog_asked": stats["catalog_asked"],
         "looked_for": looked_for(witness.needles()),
     }
 

@@ -75,6 +75,8 @@ DIGEST_PROPERTY = "gdpr_lakehouse.engine.token.sha256"
 WARM_JOBS: dict[str, Callable[[list[str]], bool]] = {
     "python_jobs.audit_stream": lambda argv: "--follow" not in argv,
     "python_jobs.purge": lambda argv: True,
+    # it asks the catalog where the landing tables are
+    "python_jobs.forensic_scan": lambda argv: True,
     "python_jobs.report": lambda argv: True,
 }
 # dbt's console command (`python -m dbt.cli.main` warns that the module is imported twice)

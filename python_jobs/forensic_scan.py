@@ -20,7 +20,9 @@ Where: every file under every declared Delta relation's folder (live and removed
 files, deletion-vector files, ``_change_data/``, ``_delta_log/`` JSON with its
 statistics and operation parameters, checkpoints), so the vault, the audit log,
 snapshots and quarantine too; the rest of the warehouse (tables nobody declared);
-the landing zone; streaming checkpoints; reports; subject access exports; and dbt's
+the landing zone, and every landing table's folder outside it, where builds read it
+(the landing ledger) and where the catalog holds it now (asked in a Spark session: the
+warm engine's when it is up); streaming checkpoints; reports; subject access exports; and dbt's
 target/ and logs/.
 Parquet is decoded with pyarrow column by column (values, map keys and values, nested
 fields); everything else is searched as bytes and as text.
@@ -91,9 +93,11 @@ from python_jobs.relations import (
     delta_relations,
     local_path,
     registered_copies,
+    registered_folder,
     savepoint_schema,
 )
 from python_jobs.request_states import is_subject_id, subject_id_pattern
+from python_jobs.spark import get_spark
 
 REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 VERDICTS = ("readable", "unlinkable", "unreadable", "retained")
@@ -492,9 +496,12 @@ def areas(
     landing: Path,
     selected: tuple[str, ...],
     missing: list[str] | None = None,
+    registered: list[tuple[Path, str]] = (),
 ) -> list[Area]:
     """The areas to scan; each selected one that is not there is added to `missing` as
-    "<label> (<where it was looked for>: not there)": never scanned, never called scanned."""
+    "<label> (<where it was looked for>: not there)": never scanned, never called scanned.
+    registered: the landing tables' folders the catalog holds outside `landing`
+    (landing_in_catalog)."""
     found: list[Area] = []
     if "relations" in selected:
         for relation in relations:
@@ -512,7 +519,9 @@ def areas(
         "warehouse": [(warehouse, "warehouse (undeclared)")],
         "landing": [(landing, "landing zone")]
         + (
-            landing_read_elsewhere(relations, warehouse, landing, missing)
+            _outermost(
+                [*landing_read_elsewhere(relations, warehouse, landing, missing), *registered]
+            )
             if "landing" in selected
             else []
         ),
@@ -569,6 +578,39 @@ def landing_read_elsewhere(
         (folder, f"landing table {entity} ({folder})")
         for folder, entity in sorted(folders.items())
         if not any(other in folder.parents for other in folders)
+    ]
+
+
+def landing_in_catalog(
+    graph: dict, spark: Any, landing: Path, missing: list[str] | None = None
+) -> list[tuple[Path, str]]:
+    """Where the catalog holds each landing table (every source with meta
+    landing_format) outside `landing`, asked now: a table moved since the last build
+    (ALTER TABLE ... SET LOCATION) holds files no build has read, which the ledger does
+    not know. A location not on this machine is added to `missing`."""
+    found = []
+    for source in graph.get("sources", {}).values():
+        if not (source.get("meta") or {}).get("landing_format"):
+            continue
+        name = f"landing table {source['identifier']}"
+        try:
+            folder = registered_folder(spark, source["schema"], source["identifier"])
+        except ProjectError as error:
+            if missing is not None:
+                missing.append(f"{name} ({str(error)[:200]}: not on this machine)")
+            continue
+        if folder is not None and folder != landing and landing not in folder.parents:
+            found.append((folder, f"{name} ({folder})"))
+    return found
+
+
+def _outermost(folders: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """Each folder once, less those inside another of the list."""
+    unique = dict(folders)
+    return [
+        (folder, label)
+        for folder, label in sorted(unique.items())
+        if not any(other in folder.parents for other in unique)
     ]
 
 
@@ -779,7 +821,11 @@ def scan(
     landing: Path,
     selected: tuple[str, ...] = AREAS,
     skip: frozenset[Path] = frozenset(),
+    registered: list[tuple[Path, str]] | None = None,
 ) -> tuple[list[Residue], dict[str, Any]]:
+    """registered: the landing tables' folders the catalog holds (landing_in_catalog),
+    or None where no Spark session asked it: the scan then knows the folders builds
+    read (the ledger) and says the catalog was not asked (stats catalog_asked)."""
     needles = witness.needles()
     opened = data_key(witness.key, witness.pseudonym)
     encrypted = {str(c).lower() for r in relations for c in (r.privacy.get("pii_columns") or [])}
@@ -798,7 +844,8 @@ def scan(
         "not_scanned": [],
     }
     pending: list[tuple[Area, Path, str, _Found, bool]] = []
-    places = areas(relations, warehouse, landing, selected, stats["not_scanned"])
+    stats["catalog_asked"] = registered is not None
+    places = areas(relations, warehouse, landing, selected, stats["not_scanned"], registered or [])
     absent = [
         f"{place.location} ({place.root})"
         for place in places
@@ -970,7 +1017,9 @@ def _subject(args: argparse.Namespace, relations: list[DeltaRelation], warehouse
     raise ScanError("say whose data to look for: --subject-id, --request-id or --witness")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
+    """spark: the session to ask the catalog where the landing tables are (the warm
+    engine's, or the process's own); without one, the job starts one."""
     args = parse_args(argv)
     selected = tuple(a.strip() for a in args.areas.split(",") if a.strip())
     unknown = [a for a in selected if a not in AREAS]
@@ -1009,7 +1058,13 @@ def main(argv: list[str] | None = None) -> int:
         witness = Witness(_subject(args, relations, warehouse))
     witness.values += [{"column": "--value", "value": value} for value in args.value]
     skip = frozenset({args.witness.resolve()} if args.witness else set())
-    residues, stats = scan(witness, relations, warehouse, landing, selected, skip)
+    registered = None
+    if "landing" in selected:
+        remote: list[str] = []
+        registered = landing_in_catalog(graph, spark or get_spark("forensic_scan"), landing, remote)
+    residues, stats = scan(witness, relations, warehouse, landing, selected, skip, registered)
+    if registered is not None:
+        stats["not_scanned"] += [entry for entry in remote if entry not in stats["not_scanned"]]
     readable = [r for r in residues if r.verdict == "readable"]
     stats["readable_in_delta"] = sum(1 for r in readable if r.area in DELTA_AREAS)
     if args.json:

@@ -435,3 +435,34 @@ def test_a_landing_folder_the_catalog_registered_elsewhere_is_scanned(
     found = [r for r in report["residues"] if r["area"] == "landing"]
     assert {r["file"] for r in found} == {"part-0.parquet"}, found
     assert any(str(moved) in area for area in report["scanned"]["areas"]), report["scanned"]
+
+
+def test_a_landing_table_moved_in_the_catalog_since_the_last_build_is_scanned(
+    life: dict, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A landing table whose catalog location changed after the last build (ALTER
+    TABLE ... SET LOCATION, a sink's new folder) holds files no build has read, so the
+    landing ledger does not know the folder. Before, the scan called the landing zone
+    scanned and clean. Now the scan asks the catalog where each landing table is, and
+    the subject's file there is found."""
+    table = "landing.patients"
+    before = next(
+        row[1]
+        for row in spark.sql(f"describe table extended {table}").collect()
+        if row[0] == "Location"
+    )
+    moved = tmp_path / "sink" / "patients"
+    moved.mkdir(parents=True)
+    pq.write_table(
+        pa.table({"patient_id": [life["subject_id"]], "city": ["Westhaven"]}),
+        moved / "part-0.parquet",
+    )
+    spark.sql(f"alter table {table} set location '{moved.as_uri()}'")
+    try:
+        code, report = _scan("--witness", str(life["witness_file"]))
+    finally:
+        spark.sql(f"alter table {table} set location '{before}'")
+    found = [r for r in report["residues"] if r["area"] == "landing"]
+    assert {r["file"] for r in found} == {"part-0.parquet"}, found
+    assert any(str(moved) in area for area in report["scanned"]["areas"]), report["scanned"]
+    assert code == 1, report
