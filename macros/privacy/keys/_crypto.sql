@@ -111,7 +111,8 @@
     {%- set cache = gdpr_lakehouse._invocation_cache() -%}
     {%- set cache_key = 'ciphertexts_bound ' ~ vault -%}
     {%- if cache_key in cache -%}{{ return(true) }}{%- endif -%}
-    {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.ciphertext_binding') -%}
+    {%- set properties = cache.get('vault properties ' ~ vault) or gdpr_lakehouse.tblproperties_of(vault) -%}
+    {%- set recorded = properties.get('gdpr_lakehouse.ciphertext_binding') -%}
     {%- if recorded is not none and recorded != gdpr_lakehouse._ciphertext_binding_version() -%}
         {%- do exceptions.raise_compiler_error(vault ~ " records gdpr_lakehouse.ciphertext_binding = " ~ recorded[:40] ~ "; this version reads "
             ~ gdpr_lakehouse._ciphertext_binding_version() ~ ". Nothing was run") -%}

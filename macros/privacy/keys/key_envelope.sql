@@ -48,7 +48,10 @@
 {%- endmacro %}
 
 {% macro _read_recorded_key_envelope(vault) -%}
-    {%- set recorded = gdpr_lakehouse.tblproperties_of(vault).get('gdpr_lakehouse.key_envelope') -%}
+    {%- set properties = gdpr_lakehouse.tblproperties_of(vault) -%}
+    {#- kept for _ciphertexts_bound, which asks next (one SHOW TBLPROPERTIES a command) -#}
+    {%- do gdpr_lakehouse._invocation_cache().update({'vault properties ' ~ vault: properties}) -%}
+    {%- set recorded = properties.get('gdpr_lakehouse.key_envelope') -%}
     {%- if recorded is not none -%}
         {%- if recorded not in ('true', 'false') -%}
             {%- do exceptions.raise_compiler_error(vault ~ " records gdpr_lakehouse.key_envelope = " ~ recorded[:20]
