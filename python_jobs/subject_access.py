@@ -223,20 +223,19 @@ def keyed_macros(spark: SparkSession, vault_ref: str) -> Macros:
     from python_jobs.project import engine_root, project_vars
 
     envelope = key_envelope_of(spark, vault_ref)
-    bound = properties_of(spark, vault_ref).get("gdpr_lakehouse.ciphertext_binding")
-    if (
-        bound is None
-        and spark.sql(
-            f"select count(*) from {vault_ref} where left(subject_id, 2) != '__'"
-        ).first()[0]
-    ):
-        raise AccessError(
-            f"{vault_ref} holds keys, and this lakehouse's keys and ciphertexts are not bound to "
-            "their subjects and columns (a lakehouse made before bindings): bind them once with "
-            "`dbt run-operation bind_ciphertexts`. Nothing was read or written"
-        )
     declared = {**project_vars(), "key_envelope": envelope}
-    return Macros({"var": lambda name, default=None: declared.get(name, default)}, engine_root())
+    macros = Macros({"var": lambda name, default=None: declared.get(name, default)}, engine_root())
+    bound = properties_of(spark, vault_ref).get("gdpr_lakehouse.ciphertext_binding")
+    expected = str(macros._ciphertext_binding_version()).strip()
+    vault_keys = f"select count(*) from {vault_ref} where left(subject_id, 2) != '__'"
+    if bound != expected and (bound is not None or spark.sql(vault_keys).first()[0] > 0):
+        raise AccessError(
+            f"{vault_ref} records gdpr_lakehouse.ciphertext_binding = {str(bound)[:40]}, not "
+            f"{expected}: this lakehouse's keys and ciphertexts are not bound to their subjects "
+            "and columns as this version reads them (a lakehouse made before bindings): bind "
+            "them once with `dbt run-operation bind_ciphertexts`. Nothing was read or written"
+        )
+    return macros
 
 
 # -- reading ------------------------------------------------------------------------
