@@ -61,8 +61,8 @@
 
 {#- Databricks only: a stored key opened inside the warehouse with the secret scope's
     key (secret(), or try_secret() for a consumer without READ on it) and its binding
-    (macro key_binding); the key itself where the envelope is off. Spark never opens a key in SQL: gdpr_encrypt,
-    gdpr_decrypt and gdpr_keyed_hash take the wrapped key. -#}
+    (macro key_binding); the key itself where the envelope is off. Spark never opens a
+    key in SQL: gdpr_encrypt, gdpr_decrypt and gdpr_keyed_hash take the wrapped key. -#}
 {% macro _open_key(stored_expr, key_binding, required=true) -%}
     {%- if gdpr_lakehouse.key_envelope() -%}
         {{ 'aes_decrypt' if required else 'try_aes_decrypt' }}({{ stored_expr }}, {{ gdpr_lakehouse._kek(required=required) }}, 'GCM', 'DEFAULT', {{ key_binding }})
@@ -88,7 +88,7 @@
 {#- What a ciphertext is bound to, as SQL bytes (its additional authenticated data): the
     owner (the subject's pseudonym; for the tombstone's own ciphertext its subject hash)
     and the name of the column that stores it. An empty binding is none: a lakehouse made
-    before bindings (macro ciphertext_binding). -#}
+    before bindings (macro bind_ciphertexts). -#}
 {% macro _cipher_binding(owner_expr, column) -%}
     {%- if not (column is string and modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}$', column)) -%}
         {%- do exceptions.raise_compiler_error("encrypt_pii/decrypt_pii: column " ~ (column | string)[:64]
