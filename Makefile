@@ -19,12 +19,13 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run bench-class-archive clean
+.PHONY: help setup run audit up down test test-slow soak lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run bench-class-archive clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make test-slow  the end-to-end runs make test defers: loopback cluster, benchmarks, warm engine"
+	@echo "make soak   random histories, every law checked after every step (SOAK_SEED=1 SOAK_MINUTES=30 SOAK_STEPS=30)"
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
 	@echo "make down   stop it"
@@ -103,6 +104,17 @@ test: lint
 # benchmarks and the warm engine, each end to end as a user runs them (~35 min).
 test-slow: setup
 	$(PY) tests/lanes.py --slow
+
+# Random histories of landings, builds, erasures (crashed ones too), restores and purges,
+# every law checked against an oracle after every step (tests/simulation/soak.py); a
+# history that breaks one is shrunk and saved in tests/simulation/regressions/, which
+# `make test` replays. The report: target/soak-report.txt.
+SOAK_SEED ?= 1
+SOAK_MINUTES ?= 30
+SOAK_STEPS ?= 30
+soak: setup
+	@mkdir -p target
+	$(PY) -m tests.simulation.soak --seed $(SOAK_SEED) --minutes $(SOAK_MINUTES) --steps $(SOAK_STEPS) --report target/soak-report.txt
 
 # A real Spark cluster on loopback (python_jobs/cluster.py); dbt reaches it with
 # --target thrift, the jobs with the variables `python -m python_jobs.cluster env` prints.

@@ -11,7 +11,7 @@ same-day updates and deletes); batch k > 1 updates ~10% of patients and users, d
 ~1%, adds ~5% new ones, and appends new encounters, clicks and orders.
 ``--late-fraction F`` dates a share F of a batch's updates 1 to 3 days back, as a
 source system that delivers late does (bronze applies each only where it is newer
-than the key's state: python -m python_jobs.cdc_oracle says what to expect).
+than the key's state: python -m tests.simulation.oracle says what to expect).
 ``--malformed-fraction F`` breaks a share F of the events (no key, no source time or an
 unknown _op, in turn), ``--files N`` splits each entity's batch over N files. Batches
 landed out of order (``--batch 3`` before ``--batch 2``), a replay (copy a file under a

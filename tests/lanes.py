@@ -9,8 +9,8 @@ pytest process), so they cannot meet. Lane 1 is the suites that share the lakeho
 test_build builds (tests/functional, tests/adversarial, in conftest.py's order). Lane 2
 is the unit layer (no JVM), the adopter's lifecycle and the secret-leak probe (projects
 and lakehouses of their own), then a second shared lakehouse: the reliability suite
-builds it, and the restore, scan, access, audit and business-time suites run on what
-it leaves (each builds one when it finds none, so any of them also runs alone).
+builds it, and the restore, scan, access, simulation, audit and business-time suites
+run on what it leaves (each builds one when it finds none, so any of them also runs alone).
 
 Both lanes are CPU-bound on 2 cores and each runs ~1.7x slower beside the other, so
 the wall time follows the total work, not the split: what shortens CI is less work.
@@ -46,6 +46,8 @@ OWN_STATE = (
     "tests/functional/test_restore.py",
     "tests/functional/test_scan.py",
     "tests/functional/test_access.py",
+    # random histories on subjects of their own (tests/simulation/)
+    "tests/simulation/test_simulation.py",
     "tests/functional/test_audit.py",
     # its lakehouse, made with the key envelope, is a subprocess's own (envelope_probe)
     "tests/adversarial/test_secret_leaks.py",

@@ -7,7 +7,7 @@ over two files, an update older than the key's state, a delete followed by an ol
 insert, a backfill of 30 old days, a batch landed after a newer one under an earlier
 name, a replayed file, key-less and malformed events, Debezium operations, a subject
 the vault has not keyed yet and a subject erased between two batches. After each
-build, bronze holds for every key exactly what python_jobs.cdc_oracle computes from
+build, bronze holds for every key exactly what tests/simulation/oracle.py computes from
 the landing files alone, and bronze.rejected_events lists every event it could not
 apply, with its rule. The compliance test bronze_applies_every_landing_event, the
 same order in SQL, fails while landed events wait and passes once they are applied.
@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import cdc_oracle, generate
+from python_jobs import generate
+from tests.simulation import oracle as cdc_oracle
 from python_jobs.project import landing_dir
 from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
 

@@ -82,7 +82,7 @@ def test_late_events_are_dated_back_and_the_oracle_applies_only_newer_ones(
 ) -> None:
     """--late-fraction dates updates back into earlier batches' days; the oracle keeps,
     per key, the newest event whatever file it came in."""
-    from python_jobs import cdc_oracle
+    from tests.simulation import oracle as cdc_oracle
 
     for batch in ("1", "2", "3"):
         args = ["--landing", str(tmp_path), "--patients", "200", "--batch", batch]
@@ -112,7 +112,7 @@ def test_late_events_are_dated_back_and_the_oracle_applies_only_newer_ones(
 def test_the_oracle_orders_ties_and_rejects_what_bronze_rejects(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from python_jobs import cdc_oracle
+    from tests.simulation import oracle as cdc_oracle
 
     when = datetime(2026, 1, 5, tzinfo=UTC)
     folder = tmp_path / "patients"
@@ -147,7 +147,7 @@ def test_the_oracle_orders_ties_and_rejects_what_bronze_rejects(tmp_path: Path) 
 def test_malformed_events_and_split_files_are_what_the_oracle_rejects(tmp_path: Path) -> None:
     """--malformed-fraction breaks a share of the events in three ways, --files splits a
     batch over several files; splitting changes no key's expected state."""
-    from python_jobs import cdc_oracle
+    from tests.simulation import oracle as cdc_oracle
 
     whole, split = tmp_path / "whole", tmp_path / "split"
     args = ["--patients", "300", "--seed", "3"]

@@ -1,0 +1,223 @@
+"""Random histories of a lakehouse's life, from a seed, and their shrinking.
+
+A history is a list of steps, each a JSON object a World (world.py) applies:
+
+    {"op": "land", "file": "F03.parquet", "folder": "", "rows": [{"s": 2, "op": "update", "t": 140}]}
+    {"op": "land", ..., "corrupt": true}     a file Spark cannot read (its events wait)
+    {"op": "repair", "file": "F03.parquet", "folder": ""}   the file written whole
+    {"op": "build"}                           dbt run of the patients' lineage
+    {"op": "erase", "s": 2, "crash": "tombstone"}   request_erasure + gdpr_erase
+                                              (crashed after a step, then run again)
+    {"op": "restore", "build": 1}             restore_version of silver to the version
+                                              the history's second build left
+    {"op": "purge"}                           python -m python_jobs.purge, retention 0
+
+Subjects are numbers and times seconds from an epoch: a World gives them ids and dates
+of its own. The same seed gives the same history on any machine (random.Random).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+# gdpr_erase's step boundaries a crash is injected after (var erasure_crash_after)
+CRASH_POINTS = ("claim", "tombstone", "bronze.patients", "silver.patients", "shred:deleted")
+
+
+class Generator:
+    """Draws the next step from what the history has done so far."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.subjects = 0  # subjects 1..n have been named by an event
+        self.erased: set[int] = set()
+        self.files: list[dict] = []
+        self.corrupt: list[dict] = []
+        self.builds = 0
+        self.clock = 1000  # seconds from the epoch of the newest event so far
+
+    # landing -------------------------------------------------------------------------
+
+    def _file(self, rows: list[dict], **extra) -> dict:
+        step = {"op": "land", "file": f"F{len(self.files):03d}.parquet", "folder": "", "rows": rows}
+        step.update(extra)
+        self.files.append(step)
+        return step
+
+    def _known(self) -> int | None:
+        live = [s for s in range(1, self.subjects + 1) if s not in self.erased]
+        return self.rng.choice(live) if live else None
+
+    def _new(self) -> int:
+        self.subjects += 1
+        return self.subjects
+
+    def _tick(self) -> int:
+        self.clock += self.rng.choice((0, 1, 30, 600))  # 0: a same-second tie
+        return self.clock
+
+    def normal(self) -> dict:
+        rows = []
+        for _ in range(self.rng.randint(1, 4)):
+            known = self._known()
+            if known is None or self.rng.random() < 0.4:
+                rows.append(
+                    {"s": self._new(), "op": self.rng.choice(("insert", "c")), "t": self._tick()}
+                )
+            else:
+                op = self.rng.choice(("update", "update", "u", "delete"))
+                rows.append({"s": known, "op": op, "t": self._tick()})
+        return self._file(rows)
+
+    def late(self) -> dict:
+        known = self._known() or self._new()
+        back = self.rng.choice((1, 60, 900))
+        return self._file([{"s": known, "op": "update", "t": max(0, self.clock - back)}])
+
+    def tie(self) -> dict:
+        """Two events of one subject in the same second, in one file: the later row wins."""
+        known = self._known() or self._new()
+        t = self._tick()
+        return self._file([{"s": known, "op": "update", "t": t}, {"s": known, "op": "u", "t": t}])
+
+    def delete_then_older_insert(self) -> dict:
+        known = self._known() or self._new()
+        t = self._tick()
+        self._file([{"s": known, "op": "delete", "t": t}])
+        return {
+            "op": "land-many",
+            "steps": [self.files[-1], self._file([{"s": known, "op": "insert", "t": t - 5}])],
+        }
+
+    def backfill(self) -> dict:
+        """Old events landed last under a name that sorts before every other file
+        (a source system's backfill): each applies only where it is newer."""
+        rows = []
+        for _ in range(self.rng.randint(1, 3)):
+            subject = self._known() or self._new()
+            rows.append(
+                {"s": subject, "op": "r", "t": max(0, self.clock - self.rng.randint(1, 3000))}
+            )
+        step = self._file(rows)
+        step["file"] = f"B{len(self.files):03d}.parquet"
+        return step
+
+    def replay(self) -> dict:
+        readable = [f for f in self.files if not f.get("corrupt")]
+        if not readable:
+            return self.normal()
+        earlier = self.rng.choice(readable)
+        return self._file([dict(r) for r in earlier["rows"]], folder=earlier["folder"])
+
+    def invalid(self) -> dict:
+        known = self._known() or self._new()
+        rows = [
+            {"s": None, "op": "insert", "t": self._tick()},
+            {"s": known, "op": "update", "t": None},
+            {"s": known, "op": "upsert", "t": self._tick()},
+        ]
+        return self._file(self.rng.sample(rows, self.rng.randint(1, 3)))
+
+    def corrupt_file(self) -> dict:
+        step = self._file([{"s": self._new(), "op": "insert", "t": self._tick()}], corrupt=True)
+        self.corrupt.append(step)
+        return step
+
+    def repair(self) -> dict:
+        step = self.corrupt.pop(self.rng.randrange(len(self.corrupt)))
+        return {"op": "repair", "file": step["file"], "folder": step["folder"]}
+
+    def empty(self) -> dict:
+        return self._file([])
+
+    def subfolder(self) -> dict:
+        step = self.normal()
+        step["folder"] = f"2026/{self.rng.randint(1, 12):02d}/{self.rng.randint(1, 28):02d}"
+        return step
+
+    def erased_subject_event(self) -> dict:
+        if not self.erased:
+            return self.normal()
+        gone = self.rng.choice(sorted(self.erased))
+        return self._file([{"s": gone, "op": "update", "t": self._tick()}])
+
+    # operations ----------------------------------------------------------------------
+
+    def build(self) -> dict:
+        self.builds += 1
+        return {"op": "build"}
+
+    def erase(self) -> dict:
+        roll = self.rng.random()
+        if roll < 0.15:
+            subject = self._new()  # a subject no feed has named yet
+        elif roll < 0.25 and self.erased:
+            subject = self.rng.choice(sorted(self.erased))  # erased twice
+        else:
+            subject = self._known() or self._new()
+        self.erased.add(subject)
+        step: dict = {"op": "erase", "s": subject}
+        if self.rng.random() < 0.3:
+            step["crash"] = self.rng.choice(CRASH_POINTS)
+        return step
+
+    def restore(self) -> dict:
+        return {"op": "restore", "build": self.rng.randrange(self.builds)}
+
+    def purge(self) -> dict:
+        self.builds = 0  # nothing before a purge is restorable
+        return {"op": "purge"}
+
+    def next(self) -> list[dict]:
+        """The next step(s): landings are most of a history, a build follows often."""
+        choices: list[tuple[float, Callable[[], dict]]] = [
+            (6, self.normal),
+            (2, self.late),
+            (1, self.tie),
+            (1, self.delete_then_older_insert),
+            (1, self.replay),
+            (0.7, self.backfill),
+            (1, self.invalid),
+            (0.7, self.corrupt_file),
+            (0.5, self.empty),
+            (1, self.subfolder),
+            (0.7, self.erased_subject_event),
+            (6, self.build),
+            (3, self.erase),
+            (1.5 if self.builds else 0, self.restore),
+            (0.6, self.purge),
+            (1.5 if self.corrupt else 0, self.repair),
+        ]
+        weights = [w for w, _ in choices]
+        step = self.rng.choices([f for _, f in choices], weights)[0]()
+        return step["steps"] if step["op"] == "land-many" else [step]
+
+
+def generate(seed: int, steps: int) -> list[dict]:
+    """A history of at least `steps` steps, ending in a build (every law then applies)."""
+    generator = Generator(seed)
+    history: list[dict] = []
+    while len(history) < steps:
+        history += generator.next()
+    if history[-1]["op"] != "build":
+        history.append(generator.build())
+    return history
+
+
+def shrink(history: list[dict], fails: Callable[[list[dict]], bool]) -> list[dict]:
+    """A shorter history that still fails: steps dropped in chunks, then one by one
+    (delta debugging), each candidate replayed by `fails` on a fresh World. A repair
+    without its file or a restore without its build is skipped by the World."""
+    chunk = max(1, len(history) // 2)
+    while chunk >= 1:
+        start, shrunk = 0, False
+        while start < len(history):
+            candidate = history[:start] + history[start + chunk :]
+            if candidate and fails(candidate):
+                history, shrunk = candidate, True
+            else:
+                start += chunk
+        if not shrunk:
+            chunk //= 2
+    return history

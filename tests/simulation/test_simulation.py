@@ -1,0 +1,43 @@
+"""The lakehouse's laws on a fixed random history, and on every history the soak saved.
+
+`make soak` (tests/simulation/soak.py) draws many random histories; this is what the
+suite keeps of it: one history of a fixed seed, and every minimal history a soak found
+breaking a law (tests/simulation/regressions/), each replayed step by step with every
+law checked after every step (tests/simulation/world.py). They run on the lakehouse
+the suites before them built, on subjects and files of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.dbt_harness import DbtProject, build_once
+from tests.simulation.history import generate
+from tests.simulation.soak import REGRESSIONS, Soak
+
+pytestmark = pytest.mark.functional
+
+SEED, STEPS = 7, 12
+
+
+@pytest.fixture(scope="module")
+def soak(dbt: DbtProject, spark) -> Soak:
+    build_once(dbt, spark)
+    # numbered after any history an earlier run of the suite left in this lakehouse
+    return Soak(dbt, spark)
+
+
+def test_a_random_history_keeps_every_law(soak: Soak) -> None:
+    found = soak.run(generate(SEED, STEPS))
+    assert found is None, found
+
+
+@pytest.mark.parametrize(
+    "saved", sorted(REGRESSIONS.glob("*.json")), ids=lambda path: Path(path).stem
+)
+def test_a_saved_history_keeps_every_law(soak: Soak, saved: Path) -> None:
+    found = soak.run(json.loads(saved.read_text())["history"])
+    assert found is None, found

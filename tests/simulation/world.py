@@ -1,0 +1,326 @@
+"""The real lakehouse a simulated history drives, and the laws checked after each step.
+
+Every operation runs the way a user runs it: landing files written to the landing zone,
+`dbt run` and `dbt run-operation` in-process (tests/dbt_harness.py), the purge job's
+main(). A history names its subjects and files without a prefix (subject 3, file
+F07.parquet); a World maps them to ids and names of its own (P7<hh>0003,
+sim<hhhh>-F07.parquet), so many histories share one lakehouse and one JVM, and a saved
+history replays anywhere. The laws read the lakehouse (Spark for the tables, pyarrow
+and plain bytes for the files) and compare it with the oracle (oracle.Lakehouse), fed
+the same operations; never with the project's own summaries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from python_jobs import generate, purge
+from python_jobs.project import landing_dir
+from tests.dbt_harness import DbtProject, decrypted
+from tests.simulation.oracle import Lakehouse
+
+SOURCE = "patients"
+# what a build of the patients' lineage runs: the batch, the vault and the system keys,
+# the delete markers, the rejected events, bronze (its post-hook writes the ledger),
+# silver and what silver reads
+BUILD = ("run", "--select", "+silver_patients")
+# the relations a patient's rows live in, by pseudonym, that the laws look into
+BY_PSEUDONYM = ("bronze.patients", "silver.patients", "gold.patient_summary")
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+CITIES = ("Eastmoor", "Westhaven", "Lakeside", "Hillcrest")
+
+
+class LawBroken(AssertionError):
+    """A law of the lakehouse does not hold after a step."""
+
+    def __init__(self, law: str, detail: str) -> None:
+        super().__init__(f"{law}: {detail}")
+        self.law = law
+
+
+class World:
+    """One history's view of the shared lakehouse: its subjects, files and oracle."""
+
+    def __init__(self, dbt: DbtProject, spark: Any, history: int) -> None:
+        self.dbt, self.spark = dbt, spark
+        self.history = history
+        self.prefix = f"P7{history % 100:02d}"
+        self.tag = f"sim{history:04d}-"
+        self.folder = landing_dir() / SOURCE
+        self.model = Lakehouse()
+        self.pseudonyms: dict[str, str] = {}  # subject id -> pseudonym, as the vault gave it
+        self.builds: list[tuple[int, dict]] = []  # (silver's version, the oracle's silver)
+        self.step = 0
+
+    # names ---------------------------------------------------------------------------
+
+    def subject(self, number: int | None) -> str | None:
+        return None if number is None else f"{self.prefix}{number:04d}"
+
+    def path(self, file: str, folder: str = "") -> str:
+        """The file's path under the source's folder, as bronze records it."""
+        return f"{folder}/{self.tag}{file}" if folder else f"{self.tag}{file}"
+
+    def email(self, subject_id: str) -> str:
+        return f"sim.{subject_id.lower()}@example.org"
+
+    # operations ----------------------------------------------------------------------
+
+    def rows(self, step: dict) -> list[dict]:
+        """The step's events as the source writes them: every value of a subject is
+        theirs alone (the file scan looks for them), the address names the event."""
+        name = self.path(step["file"], step.get("folder", ""))
+        out = []
+        for i, event in enumerate(step["rows"]):
+            subject_id = self.subject(event.get("s"))
+            ts = event.get("t")
+            out.append(
+                {
+                    "patient_id": subject_id,
+                    "full_name": f"Sim Person {subject_id}",
+                    "email": self.email(subject_id or "nobody"),
+                    "phone": "+44 7700 900123",
+                    "national_id": f"ZZ{subject_id}Q",
+                    "birth_date": date(1980, 1, 1),
+                    "address": f"{i} {name}",
+                    "city": CITIES[(event.get("t") or 0) % len(CITIES)],
+                    "insurer": "Civic Care",
+                    "_op": event.get("op"),
+                    "_source_ts": None if ts is None else EPOCH + timedelta(seconds=ts),
+                }
+            )
+        return out
+
+    def land(self, step: dict) -> None:
+        name = self.path(step["file"], step.get("folder", ""))
+        rows = self.rows(step)
+        target = self.folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if step.get("corrupt"):
+            target.write_bytes(b"PAR1 this is not a Parquet file")
+        else:
+            pq.write_table(pa.Table.from_pylist(rows, schema=generate.SCHEMAS[SOURCE]), target)
+        self.model.land(name, rows, readable=not step.get("corrupt"))
+
+    def repair(self, step: dict) -> None:
+        name = self.path(step["file"], step.get("folder", ""))
+        landed = self.model.files.get(name)
+        if landed is None:
+            return  # a shrunk history without that file: nothing to repair
+        table = pa.Table.from_pylist(landed.rows, schema=generate.SCHEMAS[SOURCE])
+        pq.write_table(table, self.folder / name)
+        self.model.repair(name)
+
+    def build(self, step: dict) -> None:
+        self.dbt.invoke(*BUILD)
+        self.model.build()
+        self.learn_pseudonyms()
+        version = self.spark.sql("describe history silver.patients").first()["version"]
+        self.builds.append((int(version), dict(self.model.silver)))
+
+    def erase(self, step: dict) -> None:
+        subject_id = self.subject(step["s"])
+        args = {"subject_ids": [subject_id], "reason": "simulation"}
+        self.dbt.operation("request_erasure", args)
+        if step.get("crash"):
+            ok, errors = self.dbt.invoke_errors(
+                "run-operation",
+                "gdpr_erase",
+                "--vars",
+                json.dumps({"erasure_crash_after": step["crash"]}),
+            )
+            if ok or "crash injected" not in errors:
+                raise LawBroken("crash", f"gdpr_erase did not stop at {step['crash']}: {errors}")
+        self.dbt.operation("gdpr_erase")
+        self.model.erase(subject_id)
+
+    def restore(self, step: dict) -> None:
+        if step["build"] >= len(self.builds):
+            return  # a shrunk history without that build: nothing to restore to
+        version, silver = self.builds[step["build"]]
+        self.dbt.operation(
+            "restore_version",
+            {"model": "silver_patients", "version": version, "reason": "simulation"},
+        )
+        self.model.restore_silver(silver)
+
+    def purge(self, step: dict) -> None:
+        code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=self.spark)
+        if code != 0:
+            raise LawBroken("purge", f"python -m python_jobs.purge exited {code}")
+        self.model.purge()
+        self.builds.clear()  # VACUUM RETAIN 0 HOURS: no earlier version is restorable
+
+    def apply(self, step: dict) -> None:
+        getattr(self, step["op"])(step)
+        self.step += 1
+        self.check(step)
+
+    # what the lakehouse holds --------------------------------------------------------
+
+    def learn_pseudonyms(self) -> None:
+        for row in self.spark.sql(
+            "select subject_id, subject_pseudonym from privacy.subject_keys "
+            f"where subject_id like '{self.prefix}%'"
+        ).collect():
+            self.pseudonyms.setdefault(row["subject_id"], row["subject_pseudonym"])
+
+    def keyed(self) -> dict[str, str]:
+        return {
+            row["subject_id"]: row["subject_pseudonym"]
+            for row in self.spark.sql(
+                "select subject_id, subject_pseudonym from privacy.subject_keys "
+                f"where subject_id like '{self.prefix}%'"
+            ).collect()
+        }
+
+    def bronze(self) -> dict[str, tuple]:
+        rows = self.spark.sql(
+            f"select k.subject_id, {decrypted('b.address_enc', 'k.data_key')} as address, "
+            "b.source_op, b.source_file from bronze.patients b "
+            "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
+            f"where k.subject_id like '{self.prefix}%'"
+        ).collect()
+        return {r["subject_id"]: (r["address"], r["source_op"], r["source_file"]) for r in rows}
+
+    def silver(self) -> dict[str, str]:
+        rows = self.spark.sql(
+            f"select k.subject_id, {decrypted('s.address_enc', 'k.data_key')} as address "
+            "from silver.patients s "
+            "join privacy.subject_keys k on k.subject_pseudonym = s.patient_pseudonym "
+            f"where k.subject_id like '{self.prefix}%'"
+        ).collect()
+        return {r["subject_id"]: r["address"] for r in rows}
+
+    def rejected(self) -> list[tuple[str, str]]:
+        rows = self.spark.sql(
+            "select source_file, reason from bronze.rejected_events "
+            f"where entity = '{SOURCE}' and source_file like '%{self.tag}%'"
+        ).collect()
+        return sorted((r["source_file"], r["reason"]) for r in rows)
+
+    def ledger(self) -> dict[str, str]:
+        rows = self.spark.sql(
+            "select file_path, status from bronze.landing_ledger "
+            f"where entity = '{SOURCE}' and file_path like '%{self.tag}%'"
+        ).collect()
+        root = self.folder.resolve().as_posix()
+        out = {}
+        for r in rows:
+            path = r["file_path"].removeprefix("file:")
+            out[path.split(root + "/", 1)[-1]] = r["status"]
+        return out
+
+    # the laws ------------------------------------------------------------------------
+
+    def check(self, step: dict) -> None:
+        model = self.model
+        keyed = self.keyed()
+        again = sorted(set(keyed) & model.erased)
+        if again:
+            raise LawBroken("erased subject keyed again", f"{again} hold a key")
+        for subject_id in model.erased:
+            pseudonym = self.pseudonyms.get(subject_id)
+            if pseudonym is None:
+                continue
+            for relation in BY_PSEUDONYM:
+                if not self.spark.catalog.tableExists(relation):
+                    continue
+                found = self.spark.sql(
+                    f"select count(*) from {relation} where patient_pseudonym = '{pseudonym}'"
+                ).first()[0]
+                if found:
+                    raise LawBroken(
+                        "erased subject present", f"{subject_id} has {found} row(s) in {relation}"
+                    )
+        if not model.built:
+            return
+        expected = {k: (e.values["address"], e.op, e.file) for k, e in model.bronze.items()}
+        actual = self.bronze()
+        if actual != expected:
+            raise LawBroken("bronze equals the oracle", _diff(actual, expected))
+        silver_expected = {k: e.values["address"] for k, e in model.silver.items()}
+        silver = self.silver()
+        if silver != silver_expected:
+            raise LawBroken("silver equals the oracle", _diff(silver, silver_expected))
+        if step["op"] == "build":
+            rejected = self.rejected()
+            if rejected != model.rejected():
+                raise LawBroken(
+                    "every rejected event listed once",
+                    f"listed {Counter(rejected)}, expected {Counter(model.rejected())}",
+                )
+            ledger = self.ledger()
+            for name, landed in model.files.items():
+                want = "ingested" if landed.readable else "rejected"
+                if ledger.get(name) != want:
+                    raise LawBroken(
+                        "every landed file in the ledger",
+                        f"{name}: {ledger.get(name)!r}, expected {want!r}",
+                    )
+        if step["op"] == "purge":
+            residue = scan_files(self.residue_terms())
+            if residue:
+                raise LawBroken("no erased subject in any file after a purge", residue[0])
+
+    def residue_terms(self) -> list[str]:
+        terms = []
+        for subject_id in sorted(self.model.erased):
+            terms += [subject_id, self.email(subject_id)]
+        return terms
+
+
+def _diff(actual: dict, expected: dict) -> str:
+    keys = sorted(set(actual) | set(expected))
+    lines = [
+        f"{k}: has {actual.get(k)!r}, oracle {expected.get(k)!r}"
+        for k in keys
+        if actual.get(k) != expected.get(k)
+    ]
+    return "; ".join(lines[:5]) + (f" (and {len(lines) - 5} more)" if len(lines) > 5 else "")
+
+
+def scan_files(terms: list[str]) -> list[str]:
+    """Every file of the lakehouse, the landing zone and dbt's logs that holds one of
+    `terms`: Parquet decoded by pyarrow (every column, as text), every other file as
+    bytes. Independent of python_jobs.forensic_scan."""
+    if not terms:
+        return []
+    roots = [Path(os.environ["LAKEHOUSE_DIR"]), landing_dir()]
+    if os.environ.get("DBT_LOG_PATH"):
+        roots.append(Path(os.environ["DBT_LOG_PATH"]))
+    needles = [t.encode() for t in terms]
+    found = []
+    seen: set[Path] = set()
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            if path in seen:
+                continue
+            seen.add(path)
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            hits = [t for t, n in zip(terms, needles, strict=True) if n in data]
+            if not hits and path.suffix == ".parquet":
+                hits = _decoded_hits(path, terms)
+            if hits:
+                found.append(f"{path}: {hits}")
+    return found
+
+
+def _decoded_hits(path: Path, terms: list[str]) -> list[str]:
+    try:
+        table = pq.read_table(path)
+    except Exception:
+        return []
+    text = json.dumps(table.to_pylist(), default=str)
+    return [t for t in terms if t in text]
