@@ -6,11 +6,17 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
     {"op": "land", ..., "corrupt": true}     a file Spark cannot read (its events wait)
     {"op": "repair", "file": "F03.parquet", "folder": ""}   the file written whole
     {"op": "build"}                           dbt run of the patients' lineage
+    {"op": "build", "full_refresh": true}     the same, --full-refresh
     {"op": "erase", "s": 2, "crash": "tombstone"}   request_erasure + gdpr_erase
                                               (crashed after a step, then run again)
     {"op": "restore", "build": 1}             restore_version of silver to the version
                                               the history's second build left
+    {"op": "restore", "savepoint": "sp1"}     restore_version of silver from a savepoint
+    {"op": "savepoint", "name": "sp1"}        savepoint of silver's newest version
+    {"op": "release", "name": "sp1"}          release_savepoint
+    {"op": "snapshot"}                        dbt snapshot
     {"op": "purge"}                           python -m python_jobs.purge, retention 0
+    {"op": "refuse", "kind": "bad-id"}        a command given bad input (refused, no change)
 
 Subjects are numbers and times seconds from an epoch: a World gives them ids and dates
 of its own. The same seed gives the same history on any machine (random.Random).
@@ -36,6 +42,9 @@ class Generator:
         self.corrupt: list[dict] = []
         self.builds = 0
         self.clock = 1000  # seconds from the epoch of the newest event so far
+        self.built = False  # silver exists
+        self.savepoints: list[str] = []
+        self.named = 0
 
     # landing -------------------------------------------------------------------------
 
@@ -146,6 +155,9 @@ class Generator:
 
     def build(self) -> dict:
         self.builds += 1
+        self.built = True
+        if self.rng.random() < 0.12:
+            return {"op": "build", "full_refresh": True}
         return {"op": "build"}
 
     def erase(self) -> dict:
@@ -163,7 +175,24 @@ class Generator:
         return step
 
     def restore(self) -> dict:
+        if self.savepoints and (not self.builds or self.rng.random() < 0.4):
+            return {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
         return {"op": "restore", "build": self.rng.randrange(self.builds)}
+
+    def savepoint(self) -> dict:
+        self.named += 1
+        self.savepoints.append(f"sp{self.named}")
+        return {"op": "savepoint", "name": self.savepoints[-1]}
+
+    def snapshot(self) -> dict:
+        return {"op": "snapshot"}
+
+    def release(self) -> dict:
+        name = self.savepoints.pop(self.rng.randrange(len(self.savepoints)))
+        return {"op": "release", "name": name}
+
+    def refuse(self) -> dict:
+        return {"op": "refuse", "kind": self.rng.choice(("bad-id", "future-version", "the-vault"))}
 
     def purge(self) -> dict:
         self.builds = 0  # nothing before a purge is restorable
@@ -185,8 +214,12 @@ class Generator:
             (0.7, self.erased_subject_event),
             (6, self.build),
             (3, self.erase),
-            (1.5 if self.builds else 0, self.restore),
+            (1.5 if self.builds or self.savepoints else 0, self.restore),
+            (0.6 if self.built else 0, self.savepoint),
+            (0.5 if self.built else 0, self.snapshot),
+            (0.3 if self.savepoints else 0, self.release),
             (0.6, self.purge),
+            (0.5, self.refuse),
             (1.5 if self.corrupt else 0, self.repair),
         ]
         weights = [w for w, _ in choices]
@@ -201,7 +234,8 @@ def generate(seed: int, steps: int) -> list[dict]:
     while len(history) < steps:
         history += generator.next()
     if history[-1]["op"] != "build":
-        history.append(generator.build())
+        generator.builds += 1
+        history.append({"op": "build"})
     return history
 
 

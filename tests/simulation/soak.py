@@ -31,12 +31,24 @@ class Soak:
     def __init__(self, dbt: DbtProject, spark) -> None:
         self.dbt, self.spark = dbt, spark
         self.histories = 0
+        self.worlds: list = []  # every World run, for the timings
+
+    def timings(self) -> str:
+        """Seconds per operation (laws included), over every history run."""
+        spent: dict[str, list[float]] = {}
+        for world in self.worlds:
+            for op, seconds in world.timings:
+                spent.setdefault(op, []).append(seconds)
+        return ", ".join(
+            f"{op} {len(s)}x {sum(s) / len(s):.1f} s" for op, s in sorted(spent.items())
+        )
 
     def run(self, history: list[dict]) -> tuple[str, str] | None:
         """Apply `history` on fresh subjects; (law, detail) of the first law it breaks."""
         from tests.simulation.world import LawBroken, World
 
         world = World(self.dbt, self.spark, self.next_number())
+        self.worlds.append(world)
         for step in history:
             try:
                 world.apply(step)
@@ -139,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         f"soak: seeds {args.seed}..{seed - 1}, {ran} histories, {steps} steps, "
         f"{(time.monotonic() - started) / 60:.1f} min, {findings} broke a law"
     )
-    print(summary)
+    timings = f"seconds per step (laws included): {soak.timings()}"
+    print(summary, timings, sep="\n")
     if args.report:
-        args.report.write_text("\n".join([summary, *lines]) + "\n")
+        args.report.write_text("\n".join([summary, timings, *lines]) + "\n")
     return 1 if findings else 0
 
 

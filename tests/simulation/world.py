@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -33,7 +34,7 @@ SOURCE = "patients"
 # silver and what silver reads
 BUILD = ("run", "--select", "+silver_patients")
 # the relations a patient's rows live in, by pseudonym, that the laws look into
-BY_PSEUDONYM = ("bronze.patients", "silver.patients", "gold.patient_summary")
+BY_PSEUDONYM = ("bronze.patients", "silver.patients", "gold.patient_summary", "snapshots.patients")
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 CITIES = ("Eastmoor", "Westhaven", "Lakeside", "Hillcrest")
 
@@ -58,7 +59,9 @@ class World:
         self.model = Lakehouse()
         self.pseudonyms: dict[str, str] = {}  # subject id -> pseudonym, as the vault gave it
         self.builds: list[tuple[int, dict]] = []  # (silver's version, the oracle's silver)
+        self.savepoints: dict[str, dict] = {}  # the history's name -> the oracle's silver
         self.step = 0
+        self.timings: list[tuple[str, float]] = []  # (operation, seconds with its laws)
 
     # names ---------------------------------------------------------------------------
 
@@ -120,7 +123,10 @@ class World:
         self.model.repair(name)
 
     def build(self, step: dict) -> None:
-        self.dbt.invoke(*BUILD)
+        """dbt run of the lineage; with "full_refresh", bronze and silver rebuilt from
+        the whole landing zone (the vault, the ledger and the control tables keep
+        their rows: full_refresh=false)."""
+        self.dbt.invoke(*BUILD, *(["--full-refresh"] if step.get("full_refresh") else []))
         self.model.build()
         self.learn_pseudonyms()
         version = self.spark.sql("describe history silver.patients").first()["version"]
@@ -143,14 +149,53 @@ class World:
         self.model.erase(subject_id)
 
     def restore(self, step: dict) -> None:
-        if step["build"] >= len(self.builds):
-            return  # a shrunk history without that build: nothing to restore to
-        version, silver = self.builds[step["build"]]
-        self.dbt.operation(
-            "restore_version",
-            {"model": "silver_patients", "version": version, "reason": "simulation"},
-        )
+        """restore_version of silver to a version a build of the history left, or
+        from one of its savepoints."""
+        args = {"model": "silver_patients", "reason": "simulation"}
+        if "savepoint" in step:
+            if step["savepoint"] not in self.savepoints:
+                return  # a shrunk history without that savepoint
+            args["savepoint"] = self.savepoint_name(step["savepoint"])
+            silver = self.savepoints[step["savepoint"]]
+        else:
+            if step["build"] >= len(self.builds):
+                return  # a shrunk history without that build: nothing to restore to
+            version, silver = self.builds[step["build"]]
+            args["version"] = version
+        self.dbt.operation("restore_version", args)
         self.model.restore_silver(silver)
+
+    def snapshot(self, step: dict) -> None:
+        self.dbt.invoke("snapshot")
+
+    def savepoint_name(self, name: str) -> str:
+        return f"{self.tag.rstrip('-')}_{name}"
+
+    def savepoint(self, step: dict) -> None:
+        if not self.model.built or step["name"] in self.savepoints:
+            return  # a shrunk history: no silver yet, or the name taken
+        self.dbt.operation(
+            "savepoint",
+            {
+                "model": "silver_patients",
+                "name": self.savepoint_name(step["name"]),
+                "reason": "simulation",
+            },
+        )
+        self.savepoints[step["name"]] = dict(self.model.silver)
+
+    def release(self, step: dict) -> None:
+        if step["name"] not in self.savepoints:
+            return
+        self.dbt.operation(
+            "release_savepoint",
+            {
+                "model": "silver_patients",
+                "name": self.savepoint_name(step["name"]),
+                "reason": "simulation",
+            },
+        )
+        del self.savepoints[step["name"]]
 
     def purge(self, step: dict) -> None:
         code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=self.spark)
@@ -159,10 +204,35 @@ class World:
         self.model.purge()
         self.builds.clear()  # VACUUM RETAIN 0 HOURS: no earlier version is restorable
 
+    def refuse(self, step: dict) -> None:
+        """A command given bad input: it must fail, saying so, and change nothing."""
+        args = {
+            "bad-id": ("request_erasure", {"subject_ids": ["P7' or '1'='1"], "reason": "sim"}),
+            "future-version": (
+                "restore_version",
+                {"model": "silver_patients", "version": 10**9, "reason": "simulation"},
+            ),
+            "the-vault": (
+                "restore_version",
+                {"model": "privacy_subject_keys", "version": 0, "reason": "simulation"},
+            ),
+        }
+        macro, arguments = args[step["kind"]]
+        before = state_of_files()
+        ok, errors = self.dbt.operation(macro, arguments, expect_success=False)
+        if ok or not errors:
+            raise LawBroken("bad input refused", f"{macro} {arguments} succeeded")
+        after = state_of_files()
+        changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+        if changed:
+            raise LawBroken("a refused command changes nothing", f"{macro} changed {changed[:5]}")
+
     def apply(self, step: dict) -> None:
+        began = time.monotonic()
         getattr(self, step["op"])(step)
         self.step += 1
         self.check(step)
+        self.timings.append((step["op"], time.monotonic() - began))
 
     # what the lakehouse holds --------------------------------------------------------
 
@@ -227,11 +297,20 @@ class World:
         again = sorted(set(keyed) & model.erased)
         if again:
             raise LawBroken("erased subject keyed again", f"{again} hold a key")
+        copies = (
+            [
+                f"savepoints.{t.name}"
+                for t in self.spark.catalog.listTables("savepoints")
+                if t.name.startswith("silver__patients__")
+            ]
+            if self.spark.catalog.databaseExists("savepoints")
+            else []
+        )
         for subject_id in model.erased:
             pseudonym = self.pseudonyms.get(subject_id)
             if pseudonym is None:
                 continue
-            for relation in BY_PSEUDONYM:
+            for relation in (*BY_PSEUDONYM, *copies):
                 if not self.spark.catalog.tableExists(relation):
                     continue
                 found = self.spark.sql(
@@ -260,7 +339,8 @@ class World:
                 )
             ledger = self.ledger()
             for name, landed in model.files.items():
-                want = "ingested" if landed.readable else "rejected"
+                # a file no row can be read from (corrupt, or empty) waits, rejected
+                want = "ingested" if landed.readable and landed.rows else "rejected"
                 if ledger.get(name) != want:
                     raise LawBroken(
                         "every landed file in the ledger",
@@ -276,6 +356,18 @@ class World:
         for subject_id in sorted(self.model.erased):
             terms += [subject_id, self.email(subject_id)]
         return terms
+
+
+def state_of_files() -> dict[str, tuple[int, int]]:
+    """(size, modification time) of every file of the lakehouse and the landing zone
+    but Spark's own scratch (checksums, the metastore's lock and log)."""
+    out = {}
+    for root in (Path(os.environ["LAKEHOUSE_DIR"]), landing_dir()):
+        for path in root.rglob("*"):
+            if path.is_file() and "metastore" not in path.as_posix() and path.suffix != ".crc":
+                stat = path.stat()
+                out[path.as_posix()] = (stat.st_size, stat.st_mtime_ns)
+    return out
 
 
 def _diff(actual: dict, expected: dict) -> str:
