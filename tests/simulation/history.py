@@ -15,6 +15,7 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
     {"op": "savepoint", "name": "sp1"}        savepoint of silver's newest version
     {"op": "release", "name": "sp1"}          release_savepoint
     {"op": "snapshot"}                        dbt snapshot
+    {"op": "comply"}                          dbt test --select tag:compliance (must pass)
     {"op": "purge"}                           python -m python_jobs.purge, retention 0
     {"op": "refuse", "kind": "bad-id"}        a command given bad input (refused, no change)
 
@@ -227,8 +228,9 @@ class Generator:
         return step["steps"] if step["op"] == "land-many" else [step]
 
 
-def generate(seed: int, steps: int) -> list[dict]:
-    """A history of at least `steps` steps, ending in a build (every law then applies)."""
+def generate(seed: int, steps: int, comply: bool = True) -> list[dict]:
+    """A history of at least `steps` steps, ending in a build (every law then applies)
+    and, with `comply`, the compliance suite, which must pass."""
     generator = Generator(seed)
     history: list[dict] = []
     while len(history) < steps:
@@ -236,7 +238,7 @@ def generate(seed: int, steps: int) -> list[dict]:
     if history[-1]["op"] != "build":
         generator.builds += 1
         history.append({"op": "build"})
-    return history
+    return history + ([{"op": "comply"}] if comply else [])
 
 
 def shrink(history: list[dict], fails: Callable[[list[dict]], bool]) -> list[dict]:
