@@ -56,6 +56,11 @@ class Soak:
                 return broken.law, f"step {world.step} {json.dumps(step)}: {broken}"
             except AssertionError as failed:  # a command failed that must not
                 return "command failed", f"step {world.step} {json.dumps(step)}: {failed}"
+            except Exception as error:
+                return (
+                    "error",
+                    f"step {world.step} {json.dumps(step)}: {type(error).__name__}: {error}",
+                )
         return None
 
     def next_number(self) -> int:

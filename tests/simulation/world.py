@@ -315,9 +315,10 @@ class World:
             raise LawBroken("erased subject keyed again", f"{again} hold a key")
         copies = (
             [
-                f"savepoints.{t.name}"
-                for t in self.spark.catalog.listTables("savepoints")
-                if t.name.startswith("silver__patients__")
+                f"savepoints.{row['tableName']}"
+                for row in self.spark.sql(
+                    "show tables in savepoints like 'silver__patients__*'"
+                ).collect()
             ]
             if self.spark.catalog.databaseExists("savepoints")
             else []
