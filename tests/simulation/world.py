@@ -31,8 +31,9 @@ from tests.simulation.oracle import Lakehouse
 SOURCE = "patients"
 # what a build of the patients' lineage runs: the batch, the vault and the system keys,
 # the delete markers, the rejected events, bronze (its post-hook writes the ledger),
-# silver and what silver reads
-BUILD = ("run", "--select", "+silver_patients")
+# silver and what silver reads, and the gold relations built from silver.patients (the
+# compliance suite holds a retained aggregate to its upstream)
+BUILD = ("run", "--select", "+silver_patients", "gold_patient_summary", "gold_patients_by_city")
 # the relations a patient's rows live in, by pseudonym, that the laws look into
 BY_PSEUDONYM = ("bronze.patients", "silver.patients", "gold.patient_summary", "snapshots.patients")
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
