@@ -15,6 +15,7 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
     {"op": "savepoint", "name": "sp1"}        savepoint of silver's newest version
     {"op": "release", "name": "sp1"}          release_savepoint
     {"op": "snapshot"}                        dbt snapshot
+    {"op": "hold", "s": 2}                    legal_hold ({"release": true}: released)
     {"op": "comply"}                          dbt test --select tag:compliance (must pass)
     {"op": "purge"}                           python -m python_jobs.purge, retention 0
     {"op": "refuse", "kind": "bad-id"}        a command given bad input (refused, no change)
@@ -46,6 +47,7 @@ class Generator:
         self.built = False  # silver exists
         self.savepoints: list[str] = []
         self.named = 0
+        self.held: list[int] = []
 
     # landing -------------------------------------------------------------------------
 
@@ -167,6 +169,8 @@ class Generator:
             subject = self._new()  # a subject no feed has named yet
         elif roll < 0.25 and self.erased:
             subject = self.rng.choice(sorted(self.erased))  # erased twice
+        elif self.held and roll < 0.45:
+            subject = self.rng.choice(self.held)  # held: it waits for the release
         else:
             subject = self._known() or self._new()
         self.erased.add(subject)
@@ -184,6 +188,15 @@ class Generator:
         self.named += 1
         self.savepoints.append(f"sp{self.named}")
         return {"op": "savepoint", "name": self.savepoints[-1]}
+
+    def hold(self) -> dict:
+        """A legal hold on a subject (one an erasure may then ask for), or a release."""
+        if self.held and self.rng.random() < 0.5:
+            subject = self.held.pop(self.rng.randrange(len(self.held)))
+            return {"op": "hold", "s": subject, "release": True}
+        subject = self._known() or self._new()
+        self.held.append(subject)
+        return {"op": "hold", "s": subject}
 
     def snapshot(self) -> dict:
         return {"op": "snapshot"}
@@ -218,6 +231,7 @@ class Generator:
             (1.5 if self.builds or self.savepoints else 0, self.restore),
             (0.6 if self.built else 0, self.savepoint),
             (0.5 if self.built else 0, self.snapshot),
+            (0.8, self.hold),
             (0.3 if self.savepoints else 0, self.release),
             (0.6, self.purge),
             (0.5, self.refuse),

@@ -132,6 +132,8 @@ class Lakehouse:
     key: str = "patient_id"
     files: dict[str, Landed] = field(default_factory=dict)
     erased: set[str] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)  # under a legal hold
+    waiting: set[str] = field(default_factory=set)  # asked to be erased, held meanwhile
     bronze: dict[str, Event] = field(default_factory=dict)
     silver: dict[str, Event] = field(default_factory=dict)
     built: bool = False
@@ -166,9 +168,21 @@ class Lakehouse:
         self.built = True
 
     def erase(self, subject_id: str) -> None:
-        self.erased.add(subject_id)
-        self.bronze.pop(subject_id, None)
-        self.silver.pop(subject_id, None)
+        """gdpr_erase after a request for `subject_id`: every open request is erased
+        but those of subjects under a legal hold, which wait for its release."""
+        self.waiting.add(subject_id)
+        for subject in sorted(self.waiting - self.held):
+            self.waiting.discard(subject)
+            self.erased.add(subject)
+            self.bronze.pop(subject, None)
+            self.silver.pop(subject, None)
+
+    def hold(self, subject_id: str) -> None:
+        if subject_id not in self.erased:  # too late for an erased subject: nothing kept
+            self.held.add(subject_id)
+
+    def release(self, subject_id: str) -> None:
+        self.held.discard(subject_id)
 
     def restore_silver(self, state: dict[str, Event]) -> None:
         """silver as it was at a recorded version, every erasure applied again."""

@@ -149,6 +149,17 @@ class World:
         self.dbt.operation("gdpr_erase")
         self.model.erase(subject_id)
 
+    def hold(self, step: dict) -> None:
+        """legal_hold placed on a subject, or released ("release": true)."""
+        subject_id = self.subject(step["s"])
+        args: dict = {"subject_ids": [subject_id], "placed_by": "simulation"}
+        if step.get("release"):
+            self.dbt.operation("legal_hold", {**args, "release": True})
+            self.model.release(subject_id)
+        else:
+            self.dbt.operation("legal_hold", {**args, "reason": "simulation: a court case"})
+            self.model.hold(subject_id)
+
     def restore(self, step: dict) -> None:
         """restore_version of silver to a version a build of the history left, or
         from one of its savepoints."""

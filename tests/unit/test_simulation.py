@@ -27,7 +27,7 @@ def test_a_seed_gives_the_same_history_and_another_seed_another() -> None:
     assert len(first) >= 40 and first[-2:] == [{"op": "build"}, {"op": "comply"}]
     assert any(step.get("full_refresh") for seed in range(20) for step in generate(seed, 40))
     ops = {step["op"] for seed in range(20) for step in generate(seed, 40)}
-    every = "land build erase restore purge repair refuse savepoint release snapshot comply"
+    every = "land build erase restore purge repair refuse savepoint release snapshot comply hold"
     assert ops == set(every.split())
 
 
@@ -83,3 +83,18 @@ def test_an_unreadable_file_waits_and_its_events_apply_once_it_is_repaired() -> 
     lake.repair("a.parquet")
     lake.build()
     assert set(lake.bronze) == {"P1"}
+
+
+def test_a_held_subject_waits_and_is_erased_by_the_first_erasure_after_the_release() -> None:
+    lake = Lakehouse()
+    lake.land("a.parquet", [_event("P1", "insert", 1, "a0"), _event("P2", "insert", 1, "a1")])
+    lake.build()
+    lake.hold("P1")
+    lake.erase("P1")
+    assert set(lake.bronze) == {"P1", "P2"} and lake.waiting == {"P1"}
+    lake.release("P1")
+    assert set(lake.bronze) == {"P1", "P2"}  # nothing runs at the release
+    lake.erase("P2")
+    assert lake.bronze == {} and lake.erased == {"P1", "P2"}
+    lake.hold("P1")  # too late: erased
+    assert lake.held == set()
