@@ -410,14 +410,13 @@ def _diff(actual: dict, expected: dict) -> str:
 
 
 def scan_files(terms: list[str]) -> list[str]:
-    """Every file of the lakehouse, the landing zone and dbt's logs that holds one of
+    """Every file of the lakehouse, the landing zone and dbt's target/ and logs/ that holds one of
     `terms`: Parquet decoded by pyarrow (every column, as text), every other file as
     bytes. Independent of python_jobs.forensic_scan."""
     if not terms:
         return []
     roots = [Path(os.environ["LAKEHOUSE_DIR"]), landing_dir()]
-    if os.environ.get("DBT_LOG_PATH"):
-        roots.append(Path(os.environ["DBT_LOG_PATH"]))
+    roots += [Path(os.environ[v]) for v in ("DBT_LOG_PATH", "DBT_TARGET_PATH") if os.environ.get(v)]
     needles = [t.encode() for t in terms]
     found = []
     seen: set[Path] = set()
