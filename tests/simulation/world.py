@@ -349,6 +349,24 @@ class World:
                     raise LawBroken(
                         "erased subject present", f"{subject_id} has {found} row(s) in {relation}"
                     )
+        requests: dict[str, set[str]] = {}
+        for row in self.spark.sql(
+            "select subject_id, status from privacy.erasure_requests "
+            f"where subject_id like '{self.prefix}%'"
+        ).collect():
+            requests.setdefault(row["subject_id"], set()).add(row["status"])
+        expected_requests = {
+            **{s: {"erased", "purged"} for s in model.erased},
+            **{s: {"held"} for s in model.waiting},
+        }
+        for subject_id in set(requests) | set(expected_requests):
+            allowed = expected_requests.get(subject_id, set())
+            if not requests.get(subject_id) or not requests[subject_id] <= allowed:
+                raise LawBroken(
+                    "every request in the state the oracle gives it",
+                    f"{subject_id}: {sorted(requests.get(subject_id, []))}, "
+                    f"expected within {sorted(allowed)}",
+                )
         if not model.built:
             return
         expected = {k: (e.values["address"], e.op, e.file) for k, e in model.bronze.items()}
