@@ -11,6 +11,8 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
                                               (crashed after a step, then run again)
     {"op": "restore", "build": 1}             restore_version of silver to the version
                                               the history's second build left
+    {"op": "restore", "build": 1, "model": "bronze_patients", "cascade": true}
+                                              the same of bronze (and silver, gold)
     {"op": "restore", "savepoint": "sp1"}     restore_version of silver from a savepoint
     {"op": "savepoint", "name": "sp1"}        savepoint of silver's newest version
     {"op": "release", "name": "sp1"}          release_savepoint
@@ -182,7 +184,12 @@ class Generator:
     def restore(self) -> dict:
         if self.savepoints and (not self.builds or self.rng.random() < 0.4):
             return {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
-        return {"op": "restore", "build": self.rng.randrange(self.builds)}
+        step: dict = {"op": "restore", "build": self.rng.randrange(self.builds)}
+        if self.rng.random() < 0.5:
+            step["model"] = "bronze_patients"
+            if self.rng.random() < 0.5:
+                step["cascade"] = True
+        return step
 
     def savepoint(self) -> dict:
         self.named += 1

@@ -184,6 +184,11 @@ class Lakehouse:
     def release(self, subject_id: str) -> None:
         self.held.discard(subject_id)
 
+    def restore_bronze(self, state: dict[str, Event]) -> None:
+        """bronze as it was at a recorded version, every erasure applied again (the
+        next build reads the files applied since, and is back at the newest events)."""
+        self.bronze = {k: e for k, e in state.items() if k not in self.erased}
+
     def restore_silver(self, state: dict[str, Event]) -> None:
         """silver as it was at a recorded version, every erasure applied again."""
         self.silver = {k: e for k, e in state.items() if k not in self.erased}

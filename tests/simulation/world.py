@@ -59,7 +59,8 @@ class World:
         self.folder = landing_dir() / SOURCE
         self.model = Lakehouse()
         self.pseudonyms: dict[str, str] = {}  # subject id -> pseudonym, as the vault gave it
-        self.builds: list[tuple[int, dict]] = []  # (silver's version, the oracle's silver)
+        # per build: bronze's and silver's versions, and the oracle's bronze and silver
+        self.builds: list[dict] = []
         self.savepoints: dict[str, dict] = {}  # the history's name -> the oracle's silver
         self.step = 0
         self.timings: list[tuple[str, float]] = []  # (operation, seconds with its laws)
@@ -130,8 +131,17 @@ class World:
         self.dbt.invoke(*BUILD, *(["--full-refresh"] if step.get("full_refresh") else []))
         self.model.build()
         self.learn_pseudonyms()
-        version = self.spark.sql("describe history silver.patients").first()["version"]
-        self.builds.append((int(version), dict(self.model.silver)))
+        self.builds.append(
+            {
+                "bronze": self.version("bronze.patients"),
+                "silver": self.version("silver.patients"),
+                "bronze_state": dict(self.model.bronze),
+                "silver_state": dict(self.model.silver),
+            }
+        )
+
+    def version(self, relation: str) -> int:
+        return int(self.spark.sql(f"describe history {relation}").first()["version"])
 
     def erase(self, step: dict) -> None:
         subject_id = self.subject(step["s"])
@@ -161,21 +171,34 @@ class World:
             self.model.hold(subject_id)
 
     def restore(self, step: dict) -> None:
-        """restore_version of silver to a version a build of the history left, or
-        from one of its savepoints."""
-        args = {"model": "silver_patients", "reason": "simulation"}
+        """restore_version of silver to the version a build of the history left, or
+        from one of its savepoints; or of bronze ("model": "bronze_patients"), with
+        "cascade" silver and gold too, to the same point in time. A restored bronze
+        reads the files applied after that version again at the next build."""
+        model = step.get("model", "silver_patients")
+        args: dict = {"model": model, "reason": "simulation"}
         if "savepoint" in step:
             if step["savepoint"] not in self.savepoints:
                 return  # a shrunk history without that savepoint
             args["savepoint"] = self.savepoint_name(step["savepoint"])
-            silver = self.savepoints[step["savepoint"]]
-        else:
-            if step["build"] >= len(self.builds):
-                return  # a shrunk history without that build: nothing to restore to
-            version, silver = self.builds[step["build"]]
-            args["version"] = version
+            self.dbt.operation("restore_version", args)
+            self.model.restore_silver(self.savepoints[step["savepoint"]])
+            return
+        if step["build"] >= len(self.builds):
+            return  # a shrunk history without that build: nothing to restore to
+        build = self.builds[step["build"]]
+        if model == "bronze_patients":
+            args["version"] = build["bronze"]
+            if step.get("cascade"):
+                args["cascade"] = True
+            self.dbt.operation("restore_version", args)
+            self.model.restore_bronze(build["bronze_state"])
+            if step.get("cascade"):
+                self.model.restore_silver(build["silver_state"])
+            return
+        args["version"] = build["silver"]
         self.dbt.operation("restore_version", args)
-        self.model.restore_silver(silver)
+        self.model.restore_silver(build["silver_state"])
 
     def comply(self, step: dict) -> None:
         """`dbt test --select tag:compliance` (but the audit's completeness: no audit
