@@ -50,6 +50,7 @@ class Generator:
         self.savepoints: list[str] = []
         self.named = 0
         self.held: list[int] = []
+        self.silver_restored = 0  # builds made before silver was last restored on its own
 
     # landing -------------------------------------------------------------------------
 
@@ -183,12 +184,17 @@ class Generator:
 
     def restore(self) -> dict:
         if self.savepoints and (not self.builds or self.rng.random() < 0.4):
+            self.silver_restored = self.builds
             return {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
         step: dict = {"op": "restore", "build": self.rng.randrange(self.builds)}
         if self.rng.random() < 0.5:
             step["model"] = "bronze_patients"
-            if self.rng.random() < 0.5:
+            # a cascade takes silver to where it was just before bronze's next change:
+            # the build's silver, unless silver was restored on its own since
+            if self.rng.random() < 0.5 and step["build"] >= self.silver_restored:
                 step["cascade"] = True
+        else:
+            self.silver_restored = self.builds
         return step
 
     def savepoint(self) -> dict:
@@ -216,7 +222,7 @@ class Generator:
         return {"op": "refuse", "kind": self.rng.choice(("bad-id", "future-version", "the-vault"))}
 
     def purge(self) -> dict:
-        self.builds = 0  # nothing before a purge is restorable
+        self.builds = self.silver_restored = 0  # nothing before a purge is restorable
         return {"op": "purge"}
 
     def next(self) -> list[dict]:

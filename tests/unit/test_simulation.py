@@ -43,6 +43,23 @@ def test_a_restore_names_a_build_the_history_made_since_its_last_purge() -> None
                 assert 0 <= step["build"] < builds, (seed, step)
 
 
+def test_a_cascade_never_reaches_back_past_a_restore_of_silver_alone() -> None:
+    """A cascade restores silver to where it was just before bronze's next change:
+    the oracle knows it as the build's silver only if silver was not restored on its
+    own since that build."""
+    for seed in range(60):
+        builds, silver_restored = 0, 0
+        for step in generate(seed, 40):
+            if step["op"] == "build":
+                builds += 1
+            elif step["op"] == "purge":
+                builds = silver_restored = 0
+            elif step["op"] == "restore" and step.get("model") != "bronze_patients":
+                silver_restored = builds
+            elif step["op"] == "restore" and step.get("cascade"):
+                assert step["build"] >= silver_restored, (seed, step)
+
+
 def test_shrinking_keeps_only_the_steps_the_failure_needs() -> None:
     history = [{"op": "land", "n": n} for n in range(20)]
     needed = {3, 11, 17}
