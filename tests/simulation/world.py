@@ -288,11 +288,8 @@ class World:
     # what the lakehouse holds --------------------------------------------------------
 
     def learn_pseudonyms(self) -> None:
-        for row in self.spark.sql(
-            "select subject_id, subject_pseudonym from privacy.subject_keys "
-            f"where subject_id like '{self.prefix}%'"
-        ).collect():
-            self.pseudonyms.setdefault(row["subject_id"], row["subject_pseudonym"])
+        for subject_id, pseudonym in self.keyed().items():
+            self.pseudonyms.setdefault(subject_id, pseudonym)
 
     def keyed(self) -> dict[str, str]:
         return {
@@ -303,23 +300,17 @@ class World:
             ).collect()
         }
 
-    def bronze(self) -> dict[str, tuple]:
+    def held_rows(self, relation: str, *columns: str) -> dict[str, tuple]:
+        """Per subject of the history: its row of `relation` keyed by pseudonym, the
+        address decrypted with its live key, then `columns`."""
+        extra = "".join(f", t.{c}" for c in columns)
         rows = self.spark.sql(
-            f"select k.subject_id, {decrypted('b.address_enc', 'k.data_key')} as address, "
-            "b.source_op, b.source_file from bronze.patients b "
-            "join privacy.subject_keys k on k.subject_pseudonym = b.patient_pseudonym "
+            f"select k.subject_id, {decrypted('t.address_enc', 'k.data_key')} as address"
+            f"{extra} from {relation} t "
+            "join privacy.subject_keys k on k.subject_pseudonym = t.patient_pseudonym "
             f"where k.subject_id like '{self.prefix}%'"
         ).collect()
-        return {r["subject_id"]: (r["address"], r["source_op"], r["source_file"]) for r in rows}
-
-    def silver(self) -> dict[str, str]:
-        rows = self.spark.sql(
-            f"select k.subject_id, {decrypted('s.address_enc', 'k.data_key')} as address "
-            "from silver.patients s "
-            "join privacy.subject_keys k on k.subject_pseudonym = s.patient_pseudonym "
-            f"where k.subject_id like '{self.prefix}%'"
-        ).collect()
-        return {r["subject_id"]: r["address"] for r in rows}
+        return {r["subject_id"]: tuple(r)[1:] for r in rows}
 
     def rejected(self) -> list[tuple[str, str]]:
         rows = self.spark.sql(
@@ -393,11 +384,11 @@ class World:
         if not model.built:
             return
         expected = {k: (e.values["address"], e.op, e.file) for k, e in model.bronze.items()}
-        actual = self.bronze()
+        actual = self.held_rows("bronze.patients", "source_op", "source_file")
         if actual != expected:
             raise LawBroken("bronze equals the oracle", _diff(actual, expected))
         silver_expected = {k: e.values["address"] for k, e in model.silver.items()}
-        silver = self.silver()
+        silver = {k: row[0] for k, row in self.held_rows("silver.patients").items()}
         if silver != silver_expected:
             raise LawBroken("silver equals the oracle", _diff(silver, silver_expected))
         if step["op"] == "build":
