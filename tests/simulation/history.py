@@ -51,6 +51,7 @@ class Generator:
         self.named = 0
         self.held: list[int] = []
         self.silver_restored = 0  # builds made before silver was last restored on its own
+        self.erased_after = 0  # builds made before the last erasure
 
     # landing -------------------------------------------------------------------------
 
@@ -177,6 +178,7 @@ class Generator:
         else:
             subject = self._known() or self._new()
         self.erased.add(subject)
+        self.erased_after = self.builds
         step: dict = {"op": "erase", "s": subject}
         if self.rng.random() < 0.3:
             step["crash"] = self.rng.choice(CRASH_POINTS)
@@ -186,7 +188,9 @@ class Generator:
         if self.savepoints and (not self.builds or self.rng.random() < 0.4):
             self.silver_restored = self.builds
             return {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
-        step: dict = {"op": "restore", "build": self.rng.randrange(self.builds)}
+        # most often to before the last erasure: the restore must erase the subject again
+        before = self.erased_after if self.rng.random() < 0.6 else 0
+        step: dict = {"op": "restore", "build": self.rng.randrange(before or self.builds)}
         if self.rng.random() < 0.5:
             step["model"] = "bronze_patients"
             # a cascade takes silver to where it was just before bronze's next change:
@@ -222,7 +226,8 @@ class Generator:
         return {"op": "refuse", "kind": self.rng.choice(("bad-id", "future-version", "the-vault"))}
 
     def purge(self) -> dict:
-        self.builds = self.silver_restored = 0  # nothing before a purge is restorable
+        # nothing before a purge is restorable
+        self.builds = self.silver_restored = self.erased_after = 0
         return {"op": "purge"}
 
     def next(self) -> list[dict]:

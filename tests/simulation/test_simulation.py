@@ -20,12 +20,13 @@ from tests.simulation.soak import REGRESSIONS, Soak
 
 pytestmark = pytest.mark.functional
 
-# 15 steps: a build, two erasures crashed after a step and run again (one of a subject
-# no build has seen), a corrupt file, bronze restored with cascade to before them, a
-# refused command, a snapshot, a file in a subfolder, a delete then an older insert.
-# No purge (its VACUUM at 0 hours would take the later suites' history) and no
-# compliance suite (the suites before it leave what they test on the lakehouse)
-SEED, STEPS = 64, 14
+# 15 steps: a file in a subfolder, a build, a backfill, an erasure crashed after
+# silver and run again, bronze restored with cascade to before it (the subject must be
+# erased again), late and same-second events, an erasure of a subject no feed has
+# named, a full refresh. No purge (its VACUUM at 0 hours would take the later suites'
+# history) and no compliance suite (the suites before it leave what they test on the
+# lakehouse)
+SEED, STEPS = 1218, 14
 
 
 @pytest.fixture(scope="module")
