@@ -28,9 +28,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate
-from tests.simulation import oracle as cdc_oracle
 from python_jobs.project import landing_dir
 from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
+from tests.simulation import oracle as cdc_oracle
 
 pytestmark = pytest.mark.functional
 
