@@ -14,7 +14,9 @@ range, the steps and the minutes, and every finding.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -91,6 +93,7 @@ def open_lakehouse(patients: int = 20) -> tuple[DbtProject, object]:
     """This process's throw-away lakehouse, built once (the demo's sources, a few
     patients), and its Spark session."""
     state = Path(tempfile.mkdtemp(prefix="gdpr_lakehouse_soak_"))
+    atexit.register(shutil.rmtree, state, ignore_errors=True)  # nothing left behind
     isolate(state)
     from python_jobs import generate
     from python_jobs.spark import get_spark
