@@ -32,7 +32,7 @@ SEED, STEPS = 1218, 9
 @pytest.fixture(scope="module")
 def soak(dbt: DbtProject, spark) -> Soak:
     build_once(dbt, spark)
-    # numbered after any history an earlier run of the suite left in this lakehouse
+    # histories numbered from 1: subjects P701..., files sim0001-... (a session's lakehouse is its own)
     return Soak(dbt, spark)
 
 
