@@ -25,6 +25,14 @@ import pyarrow.parquet as pq
 
 from python_jobs import generate, purge
 from python_jobs.project import landing_dir
+from python_jobs.relations import (
+    DeltaRelation,
+    delta_relations,
+    is_built,
+    kept_savepoints,
+    table_location,
+    table_ref,
+)
 from tests.dbt_harness import DbtProject, decrypted
 from tests.simulation.oracle import Lakehouse
 
@@ -34,8 +42,6 @@ SOURCE = "patients"
 # silver and what silver reads, and the gold relations built from silver.patients (the
 # compliance suite holds a retained aggregate to its upstream)
 BUILD = ("run", "--select", "+silver_patients", "gold_patient_summary", "gold_patients_by_city")
-# the relations a patient's rows live in, by pseudonym, that the laws look into
-BY_PSEUDONYM = ("bronze.patients", "silver.patients", "gold.patient_summary", "snapshots.patients")
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 CITIES = ("Eastmoor", "Westhaven", "Lakeside", "Hillcrest")
 
@@ -287,6 +293,22 @@ class World:
 
     # what the lakehouse holds --------------------------------------------------------
 
+    def patient_relations(self) -> list[DeltaRelation]:
+        """Every relation of the dbt graph, and every kept savepoint copy, whose privacy
+        contract keys it by a patient's pseudonym: read from the graph, never listed
+        here. One not built stops the check (a law is not held by a missing table)."""
+        relations = delta_relations(self.dbt.manifest())
+        holding = [
+            r
+            for r in relations + kept_savepoints(self.spark, relations)
+            if r.privacy.get("subject_type") == "patient"
+            and r.privacy.get("subject_key_kind") == "pseudonym"
+        ]
+        missing = [r.qualified_name for r in holding if not is_built(self.spark, r)]
+        if missing or not holding:
+            raise LawBroken("every relation of the plan readable", f"not built: {missing}")
+        return holding
+
     def learn_pseudonyms(self) -> None:
         for subject_id, pseudonym in self.keyed().items():
             self.pseudonyms.setdefault(subject_id, pseudonym)
@@ -339,29 +361,20 @@ class World:
         again = sorted(set(keyed) & model.erased)
         if again:
             raise LawBroken("erased subject keyed again", f"{again} hold a key")
-        copies = (
-            [
-                f"savepoints.{row['tableName']}"
-                for row in self.spark.sql(
-                    "show tables in savepoints like 'silver__patients__*'"
-                ).collect()
-            ]
-            if self.spark.catalog.databaseExists("savepoints")
-            else []
-        )
+        holding = self.patient_relations()
         for subject_id in model.erased:
             pseudonym = self.pseudonyms.get(subject_id)
             if pseudonym is None:
-                continue
-            for relation in (*BY_PSEUDONYM, *copies):
-                if not self.spark.catalog.tableExists(relation):
-                    continue
+                continue  # never keyed: no row of theirs was ever written under a pseudonym
+            for relation in holding:
                 found = self.spark.sql(
-                    f"select count(*) from {relation} where patient_pseudonym = '{pseudonym}'"
+                    f"select count(*) from {table_ref(self.spark, relation)} "
+                    f"where {relation.privacy['subject_key']} = '{pseudonym}'"
                 ).first()[0]
                 if found:
                     raise LawBroken(
-                        "erased subject present", f"{subject_id} has {found} row(s) in {relation}"
+                        "erased subject present",
+                        f"{subject_id} has {found} row(s) in {relation.qualified_name}",
                     )
         requests: dict[str, set[str]] = {}
         for row in self.spark.sql(
@@ -408,7 +421,13 @@ class World:
                         f"{name}: {ledger.get(name)!r}, expected {want!r}",
                     )
         if step["op"] == "purge":
-            residue = scan_files(self.residue_terms())
+            corrupt = {(self.folder / name).resolve() for name in model.unreadable()}
+            retained = tuple(
+                Path(table_location(self.spark, r).removeprefix("file:")).resolve()
+                for r in delta_relations(self.dbt.manifest())
+                if r.privacy.get("on_erasure") == "retain"
+            )
+            residue = scan_files(self.residue_terms(), corrupt, retained)
             if residue:
                 raise LawBroken("no erased subject in any file after a purge", residue[0])
 
@@ -441,10 +460,16 @@ def _diff(actual: dict, expected: dict) -> str:
     return "; ".join(lines[:5]) + (f" (and {len(lines) - 5} more)" if len(lines) > 5 else "")
 
 
-def scan_files(terms: list[str]) -> list[str]:
+def scan_files(
+    terms: list[str], written_corrupt: set[Path] | None = None, retained: tuple[Path, ...] = ()
+) -> list[str]:
     """Every file of the lakehouse, the landing zone and dbt's target/ and logs/ that holds one of
     `terms`: Parquet decoded by pyarrow (every column, as text), every other file as
-    bytes. Independent of python_jobs.forensic_scan."""
+    bytes. Independent of python_jobs.forensic_scan. A Parquet file pyarrow cannot
+    decode is a finding (nothing shows it clean), but one the history wrote corrupt
+    (`written_corrupt`: its bytes are the simulation's own, searched as bytes). The
+    folders in `retained` are skipped: tables whose contract keeps the subject's id as
+    proof (on_erasure: retain)."""
     if not terms:
         return []
     roots = [Path(os.environ["LAKEHOUSE_DIR"]), landing_dir()]
@@ -454,7 +479,7 @@ def scan_files(terms: list[str]) -> list[str]:
     seen: set[Path] = set()
     for root in roots:
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            if path in seen:
+            if path in seen or any(path.resolve().is_relative_to(r) for r in retained):
                 continue
             seen.add(path)
             try:
@@ -464,15 +489,18 @@ def scan_files(terms: list[str]) -> list[str]:
             hits = [t for t, n in zip(terms, needles, strict=True) if n in data]
             if not hits and path.suffix == ".parquet":
                 hits = _decoded_hits(path, terms)
+                if hits is None and path.resolve() not in (written_corrupt or set()):
+                    found.append(f"{path}: cannot be decoded, so cannot be shown clean")
             if hits:
                 found.append(f"{path}: {hits}")
     return found
 
 
-def _decoded_hits(path: Path, terms: list[str]) -> list[str]:
+def _decoded_hits(path: Path, terms: list[str]) -> list[str] | None:
+    """The terms among the file's decoded values; None when pyarrow cannot decode it."""
     try:
         table = pq.read_table(path)
     except Exception:
-        return []
+        return None
     text = json.dumps(table.to_pylist(), default=str)
     return [t for t in terms if t in text]
