@@ -20,7 +20,10 @@ subject_key is rewritten without the events of erased subjects (written beside i
 a hidden file, then renamed over it: a crash leaves the old file or the new one, and
 a rerun finds nothing left to remove). Local landing folders only. And dbt's own
 output: the ids `run-operation --args` and gdpr_erase's summary wrote into logs/ and
-target/ are replaced by "[erased]" (same write-then-rename).
+target/ are replaced by "[erased]" (same write-then-rename). A check that is not the
+rewrite's then reads every landing file (python_jobs.landing_residue); when one still
+holds an erased id, or cannot be decoded, or the landing zone is not on this machine,
+no request becomes ``purged`` and the job exits 1 (a scheduler sees the failure).
 
 And the request log's own retention: a request purged more than var
 ``erasure_record_retention_days`` ago (default 1095, three years) loses its subject id,
@@ -831,7 +834,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
     print(f"Purged {len(results)} relation(s); {purged} request(s) now purged.")
     if not landing_clean:
-        print("  requests stay `erased`: the landing zone was not rewritten here (see above)")
+        print(
+            "  requests stay `erased`: the landing zone could not be shown clean (see above); "
+            "fix or remove the file named, then run the purge again"
+        )
+        return 1
     return 0
 
 

@@ -19,6 +19,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from python_jobs import generate, purge
+from python_jobs.project import landing_dir
 from python_jobs.relations import DeltaRelation, delta_relations
 from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
 
@@ -564,9 +565,27 @@ def test_legal_hold_keeps_the_subject_until_released(
 
 
 def test_purge_removes_every_file_holding_the_subject(
-    erased: dict, lakehouse: dict, spark: SparkSession, lakehouse_dir: Path
+    erased: dict,
+    lakehouse: dict,
+    spark: SparkSession,
+    lakehouse_dir: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     patient = erased["subjects"][0]
+    # a landing file nothing can decode: the purge cannot show the zone clean, so it
+    # fails (a scheduler sees it) and the requests stay `erased`
+    unreadable = landing_dir() / "patients" / "broken-upload.parquet"
+    unreadable.write_bytes(b"PAR1 half an upload")
+    try:
+        code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=spark)
+        assert code == 1, f"the purge exited {code} with an undecodable landing file"
+        assert capsys.readouterr().out.count("landing zone: ALERT") == 1
+        status = spark.sql(
+            f"select status from privacy.erasure_requests where subject_id = '{patient['id']}'"
+        ).first()[0]
+        assert status == "erased"
+    finally:
+        unreadable.unlink()
     code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=spark)
     assert code == 0
     statuses = {
