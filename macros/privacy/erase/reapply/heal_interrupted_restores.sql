@@ -207,7 +207,7 @@ when matched then update set
 
 {% macro spark__heal_interrupted_restores(ctx) -%}
     {%- do gdpr_lakehouse.unlink_tombstones(ctx.tombstones, ctx.system_keys) -%}
-    {%- set pending = run_query("select restore_id, relation, node from " ~ ctx.restore_log ~ " where status = 'restoring' order by started_at") -%}
+    {%- set pending = run_query("select restore_id, relation, node, target_version from " ~ ctx.restore_log ~ " where status = 'restoring' order by started_at") -%}
     {%- set items = [] -%}
     {%- for row in pending -%}
         {#- read back from a table anyone with write access could have changed: checked
@@ -227,8 +227,15 @@ when matched then update set
                 'reapply_commit': none, 'rows_restored': none, 'rows_reerased': 0, 'status': 'failed', 'detail': 'the relation no longer exists'}])) -%}
         {%- else -%}
             {%- do log('healing interrupted restore ' ~ row[0] ~ ' of ' ~ row[1] ~ ': re-applying every erasure', info=true) -%}
-            {%- set item = {'restore_id': row[0], 'node': graph.nodes.get(row[2]), 'relation': relation} -%}
+            {%- set node = graph.nodes.get(row[2]) -%}
+            {%- set item = {'restore_id': row[0], 'node': node, 'relation': relation} -%}
             {%- do gdpr_lakehouse._reapply_write(ctx, item) -%}
+            {#- a CDC bronze table's own restore (not a savepoint's copy of it): the files
+                applied after the version it went back to are read again, as restore_version
+                does once it re-erased -#}
+            {%- if node and row[3] is not none and row[1] | lower == (node.schema ~ '.' ~ node.alias) | lower -%}
+                {%- do gdpr_lakehouse._forget_landing_files({'node': node, 'version': row[3] | int}) -%}
+            {%- endif -%}
             {%- do items.append(item) -%}
         {%- endif -%}
     {%- endfor -%}
