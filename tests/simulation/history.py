@@ -4,7 +4,14 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
 
     {"op": "land", "file": "F03.parquet", "folder": "", "rows": [{"s": 2, "op": "update", "t": 140}]}
     {"op": "land", ..., "corrupt": true}     a file Spark cannot read (its events wait)
+    {"op": "land", ..., "mistyped": true}    its source time written as text: no row of
+                                              it can be read as the source declares
     {"op": "repair", "file": "F03.parquet", "folder": ""}   the file written whole
+    {"op": "replace", "file": "F03.parquet", "folder": ""}  a readable file sent again in
+                                              place, same size, every address corrected
+                                              by a change a second later
+    {"op": "rectify", "s": 2, "v": 7}         python -m python_jobs.rectify of the address
+    {"op": "audit"}                           python -m python_jobs.audit_stream --once
     {"op": "build"}                           dbt run of the patients' lineage
     {"op": "build", "full_refresh": true}     the same, --full-refresh
     {"op": "erase", "s": 2, "crash": "tombstone"}   request_erasure + gdpr_erase
@@ -13,8 +20,16 @@ A history is a list of steps, each a JSON object a World (world.py) applies:
                                               the history's second build left
     {"op": "restore", "build": 1, "model": "bronze_patients", "cascade": true}
                                               the same of bronze (and silver, gold)
+    {"op": "restore", "build": 1, "by": "timestamp"}   the same, by the time just after
+                                              that build (UTC), not its version
+    {"op": "restore", ..., "crash": "rerun"}  killed after its first RESTORE (var
+                                              gdpr_lakehouse_fault), then run again;
+                                              "crash": "erase": healed by gdpr_erase
     {"op": "restore", "savepoint": "sp1"}     restore_version of silver from a savepoint
     {"op": "savepoint", "name": "sp1"}        savepoint of silver's newest version
+    {"op": "savepoint", "name": "sp2", "build": 0, "crash": true}
+                                              of the version a build left, killed after
+                                              the copy, healed by gdpr_erase
     {"op": "release", "name": "sp1"}          release_savepoint
     {"op": "snapshot"}                        dbt snapshot
     {"op": "hold", "s": 2}                    legal_hold ({"release": true}: released)
@@ -40,6 +55,9 @@ class Generator:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        # the draws added since the first saved histories: a stream of their own, so a
+        # seed draws the same steps it always did, with these details added
+        self.more = random.Random(f"{seed}:more")
         self.subjects = 0  # subjects 1..n have been named by an event
         self.erased: set[int] = set()
         self.files: list[dict] = []
@@ -52,6 +70,7 @@ class Generator:
         self.held: list[int] = []
         self.silver_restored = 0  # builds made before silver was last restored on its own
         self.erased_after = 0  # builds made before the last erasure
+        self.stale = False  # landed, or bronze restored, since the last build
 
     # landing -------------------------------------------------------------------------
 
@@ -135,6 +154,27 @@ class Generator:
         ]
         return self._file(self.rng.sample(rows, self.rng.randint(1, 3)))
 
+    def mistyped(self) -> dict:
+        step = self._file([{"s": self._new(), "op": "insert", "t": self._tick()}], mistyped=True)
+        self.corrupt.append(step)
+        return step
+
+    def replace(self) -> dict:
+        readable = [f for f in self.files if not f.get("corrupt") and not f.get("mistyped")]
+        if not readable:
+            return self.normal()
+        earlier = self.more.choice(readable)
+        return {"op": "replace", "file": earlier["file"], "folder": earlier["folder"]}
+
+    def rectify(self) -> dict:
+        """A subject's address corrected (python_jobs.rectify); one erased, or not in
+        bronze, is refused."""
+        subject = self.more.randint(1, self.subjects)
+        return {"op": "rectify", "s": subject, "v": self.more.randrange(1000)}
+
+    def audit(self) -> dict:
+        return {"op": "audit"}
+
     def corrupt_file(self) -> dict:
         step = self._file([{"s": self._new(), "op": "insert", "t": self._tick()}], corrupt=True)
         self.corrupt.append(step)
@@ -187,7 +227,10 @@ class Generator:
     def restore(self) -> dict:
         if self.savepoints and (not self.builds or self.rng.random() < 0.4):
             self.silver_restored = self.builds
-            return {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
+            step = {"op": "restore", "savepoint": self.rng.choice(self.savepoints)}
+            if self.more.random() < 0.3:
+                step["crash"] = self.more.choice(("rerun", "erase"))
+            return step
         # most often to before the last erasure: the restore must erase the subject again
         before = self.erased_after if self.rng.random() < 0.6 else 0
         step: dict = {"op": "restore", "build": self.rng.randrange(before or self.builds)}
@@ -199,12 +242,22 @@ class Generator:
                 step["cascade"] = True
         else:
             self.silver_restored = self.builds
+        if self.more.random() < 0.4:
+            step["by"] = "timestamp"
+        if self.more.random() < 0.3:
+            # a cascade killed half way is run again: a heal re-erases, it restores nothing
+            step["crash"] = "rerun" if step.get("cascade") else self.more.choice(("rerun", "erase"))
         return step
 
     def savepoint(self) -> dict:
         self.named += 1
         self.savepoints.append(f"sp{self.named}")
-        return {"op": "savepoint", "name": self.savepoints[-1]}
+        step: dict = {"op": "savepoint", "name": self.savepoints[-1]}
+        if self.builds and self.more.random() < 0.4:  # an older version: it may hold the erased
+            step["build"] = self.more.randrange(self.builds)
+        if self.more.random() < 0.25:
+            step["crash"] = True
+        return step
 
     def hold(self) -> dict:
         """A legal hold on a subject (one an erasure may then ask for), or a release."""
@@ -255,9 +308,32 @@ class Generator:
             (0.5, self.refuse),
             (1.5 if self.corrupt else 0, self.repair),
         ]
-        weights = [w for w, _ in choices]
-        step = self.rng.choices([f for _, f in choices], weights)[0]()
-        return step["steps"] if step["op"] == "land-many" else [step]
+        # steps added since the first saved histories: drawn from a stream of their own
+        # first, so a seed that does not draw them draws the steps it always did
+        extra: list[tuple[float, Callable[[], dict]]] = [
+            (0.02, self.mistyped),
+            (0.02 if self.files else 0, self.replace),
+            (0.03 if self.built and not self.stale and self.subjects else 0, self.rectify),
+            (0.03 if self.built else 0, self.audit),
+        ]
+        roll, step = self.more.random(), None
+        for weight, draw in extra:
+            if roll < weight:
+                step = draw()
+                break
+            roll -= weight
+        if step is None:
+            weights = [w for w, _ in choices]
+            step = self.rng.choices([f for _, f in choices], weights)[0]()
+        steps = step["steps"] if step["op"] == "land-many" else [step]
+        for drawn in steps:
+            if drawn["op"] == "build":
+                self.stale = False
+            elif drawn["op"] in ("land", "repair", "replace") or (
+                drawn["op"] == "restore" and drawn.get("model") == "bronze_patients"
+            ):
+                self.stale = True
+        return steps
 
 
 def generate(seed: int, steps: int, comply: bool = True) -> list[dict]:

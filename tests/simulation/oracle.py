@@ -171,6 +171,10 @@ class Lakehouse:
         """gdpr_erase after a request for `subject_id`: every open request is erased
         but those of subjects under a legal hold, which wait for its release."""
         self.waiting.add(subject_id)
+        self.run_erasure()
+
+    def run_erasure(self) -> None:
+        """gdpr_erase: every open request of a subject not under a legal hold."""
         for subject in sorted(self.waiting - self.held):
             self.waiting.discard(subject)
             self.erased.add(subject)

@@ -12,6 +12,7 @@ the same operations; never with the project's own summaries.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
@@ -23,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from python_jobs import generate, purge
+from python_jobs import audit_stream, generate, purge, rectify
 from python_jobs.project import landing_dir
 from python_jobs.relations import (
     DeltaRelation,
@@ -68,6 +69,8 @@ class World:
         # per build: bronze's and silver's versions, and the oracle's bronze and silver
         self.builds: list[dict] = []
         self.savepoints: dict[str, dict] = {}  # the history's name -> the oracle's silver
+        self.purged = False  # the last purge succeeded
+        self.rectified: set[str] = set()  # subjects a rectification landed an event of
         self.step = 0
         self.timings: list[tuple[str, float]] = []  # (operation, seconds with its laws)
 
@@ -117,9 +120,117 @@ class World:
         target.parent.mkdir(parents=True, exist_ok=True)
         if step.get("corrupt"):
             target.write_bytes(b"PAR1 this is not a Parquet file")
+        elif step.get("mistyped"):  # the source time as text: Spark reads no row of it
+            texts = [{**r, "_source_ts": str(r["_source_ts"])} for r in rows]
+            schema = generate.SCHEMAS[SOURCE]
+            at = schema.get_field_index("_source_ts")
+            pq.write_table(
+                pa.Table.from_pylist(
+                    texts, schema=schema.set(at, pa.field("_source_ts", pa.string()))
+                ),
+                target,
+            )
         else:
             pq.write_table(pa.Table.from_pylist(rows, schema=generate.SCHEMAS[SOURCE]), target)
-        self.model.land(name, rows, readable=not step.get("corrupt"))
+        readable = not (step.get("corrupt") or step.get("mistyped"))
+        self.model.land(name, rows, readable=readable)
+
+    def replace(self, step: dict) -> None:
+        """A file sent again in place, of the same size: every address corrected (upper
+        case: as long as before), each a change a second later than the one it
+        corrects. Its events are the file's from now on. (A correction that keeps the
+        change times is the same event to bronze, not applied again: see
+        docs/proof.md.)"""
+        name = self.path(step["file"], step.get("folder", ""))
+        landed = self.model.files.get(name)
+        if landed is None or not landed.readable:
+            return  # a shrunk history without that file, or one never readable
+        rows = [
+            {
+                **r,
+                "address": r["address"].upper(),
+                "_source_ts": r["_source_ts"] and r["_source_ts"] + timedelta(seconds=1),
+            }
+            for r in landed.rows
+        ]
+        target = self.folder / name
+        size = target.stat().st_size
+        table = pa.Table.from_pylist(rows, schema=generate.SCHEMAS[SOURCE])
+        pq.write_table(table, target, compression="none", write_statistics=False)
+        if target.stat().st_size != size:  # keep the same size when the first write differs
+            pq.write_table(table, target)
+        self.model.land(name, rows)
+
+    def audit(self, step: dict) -> None:
+        """python -m python_jobs.audit_stream --once: then every commit of bronze's and
+        silver's patients the Delta history shows is in audit.change_log, and no
+        (relation, version, change type) twice."""
+        code = audit_stream.main(["--once"], spark=self.spark)
+        if code != 0:
+            raise LawBroken("every commit audited", f"audit_stream --once exited {code}")
+        for relation in ("bronze.patients", "silver.patients"):
+            versions = {r[0] for r in self.spark.sql(f"describe history {relation}").collect()}
+            audited = {
+                r[0]
+                for r in self.spark.sql(
+                    "select distinct commit_version from audit.change_log "
+                    f"where relation = '{relation}'"
+                ).collect()
+            }
+            if versions - audited:
+                raise LawBroken(
+                    "every commit audited",
+                    f"{relation}: versions {sorted(versions - audited)[:5]} not in audit.change_log",
+                )
+        twice = self.spark.sql(
+            "select relation, commit_version, change_type from audit.change_log "
+            "group by relation, commit_version, change_type having count(*) > 1 limit 3"
+        ).collect()
+        if twice:
+            raise LawBroken("every commit audited once", f"twice: {[tuple(r) for r in twice]}")
+
+    def rectify(self, step: dict) -> None:
+        """python -m python_jobs.rectify of the subject's address: one event landed, the
+        subject's bronze row with the new address, newer than all of theirs; refused
+        (recorded, nothing landed) for a subject erased, being erased, or not in bronze."""
+        subject_id = self.subject(step["s"])
+        value = f"{step['v']} Rectified Road"
+        before = {p for p in self.folder.rglob("*") if p.is_file()}
+        rectify.main(["--subject-id", subject_id, "--set", f"address={value}"], spark=self.spark)
+        landed = sorted({p for p in self.folder.rglob("*") if p.is_file()} - before)
+        model = self.model
+        status = self.spark.sql(
+            "select status from privacy.rectification_requests "
+            f"where subject_id = '{subject_id}' order by received_at desc, request_id desc limit 1"
+        ).first()
+        held = model.bronze.get(subject_id)
+        if held is None or subject_id in model.erased | model.waiting:
+            if landed or status is None or status[0] != "refused":
+                raise LawBroken(
+                    "a refused rectification lands nothing",
+                    f"{subject_id}: request {status and status[0]!r}, landed {landed}",
+                )
+            return
+        rows = pq.read_table(landed[0]).to_pylist() if len(landed) == 1 else []
+        newest = max(e.ts for e in model.events() if e.key == subject_id and e.ts is not None)
+        row = rows[0] if len(rows) == 1 else {}
+        ts = row.get("_source_ts")
+        if ts is not None and ts.tzinfo is None:
+            ts = ts.replace(tzinfo=UTC)
+        kept = ("patient_id", "full_name", "email", "phone", "national_id", "birth_date", "city")
+        if (
+            not row
+            or row.get("address") != value
+            or any(row.get(c) != held.values[c] for c in kept)
+            or ts is None
+            or ts <= newest
+        ):
+            raise LawBroken(
+                "a rectification lands one event: the subject's row, changed, newest",
+                f"{subject_id}: landed {landed}, rows {rows}",
+            )
+        model.land(landed[0].relative_to(self.folder).as_posix(), [{**row, "_source_ts": ts}])
+        self.rectified.add(subject_id)
 
     def repair(self, step: dict) -> None:
         name = self.path(step["file"], step.get("folder", ""))
@@ -137,10 +248,25 @@ class World:
         self.dbt.invoke(*BUILD, *(["--full-refresh"] if step.get("full_refresh") else []))
         self.model.build()
         self.learn_pseudonyms()
+        if self.rectified:  # the job confirms what the build applied
+            rectify.main([], spark=self.spark)
+            for row in self.spark.sql(
+                "select subject_id, status from privacy.rectification_requests "
+                f"where subject_id in ({', '.join(repr(s) for s in sorted(self.rectified))}) "
+                "and status in ('landed', 'applied', 'cancelled')"
+            ).collect():
+                allowed = {"applied", "cancelled"} if row[0] in self.model.erased else {"applied"}
+                if row[1] not in allowed:
+                    raise LawBroken(
+                        "a rectification the build applied is confirmed `applied`",
+                        f"{row[0]}: {row[1]}, expected within {sorted(allowed)}",
+                    )
         self.builds.append(
             {
                 "bronze": self.version("bronze.patients"),
                 "silver": self.version("silver.patients"),
+                # a moment after the build's last commit, before the next step's first
+                "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f"),
                 "bronze_state": dict(self.model.bronze),
                 "silver_state": dict(self.model.silver),
             }
@@ -177,34 +303,62 @@ class World:
             self.model.hold(subject_id)
 
     def restore(self, step: dict) -> None:
-        """restore_version of silver to the version a build of the history left, or
-        from one of its savepoints; or of bronze ("model": "bronze_patients"), with
-        "cascade" silver and gold too, to the same point in time. A restored bronze
-        reads the files applied after that version again at the next build."""
+        """restore_version of silver to the version a build of the history left (or
+        by the time just after it), or from one of its savepoints; or of bronze
+        ("model": "bronze_patients"), with "cascade" silver and gold too, to the same
+        point in time. A restored bronze reads the files applied after that version
+        again at the next build. "crash": killed after its first RESTORE, then run
+        again ("rerun") or healed by gdpr_erase ("erase")."""
         model = step.get("model", "silver_patients")
         args: dict = {"model": model, "reason": "simulation"}
         if "savepoint" in step:
             if step["savepoint"] not in self.savepoints:
                 return  # a shrunk history without that savepoint
             args["savepoint"] = self.savepoint_name(step["savepoint"])
-            self.dbt.operation("restore_version", args)
+            self.restore_version(args, step.get("crash"))
             self.model.restore_silver(self.savepoints[step["savepoint"]])
             return
         if step["build"] >= len(self.builds):
             return  # a shrunk history without that build: nothing to restore to
         build = self.builds[step["build"]]
-        if model == "bronze_patients":
-            args["version"] = build["bronze"]
-            if step.get("cascade"):
-                args["cascade"] = True
-            self.dbt.operation("restore_version", args)
+        relation = "bronze" if model == "bronze_patients" else "silver"
+        if step.get("by") == "timestamp":
+            args["timestamp"] = build["at"]
+        else:
+            args["version"] = build[relation]
+        if model == "bronze_patients" and step.get("cascade"):
+            args["cascade"] = True
+            self.restore_version(args, "rerun" if step.get("crash") else None)
             self.model.restore_bronze(build["bronze_state"])
-            if step.get("cascade"):
-                self.model.restore_silver(build["silver_state"])
+            self.model.restore_silver(build["silver_state"])
             return
-        args["version"] = build["silver"]
+        self.restore_version(args, step.get("crash"))
+        if relation == "bronze":
+            self.model.restore_bronze(build["bronze_state"])
+        else:
+            self.model.restore_silver(build["silver_state"])
+
+    def restore_version(self, args: dict, crash: str | None) -> None:
+        """restore_version; with `crash`, first killed right after its first RESTORE
+        (nothing re-erased yet), then run again or healed by gdpr_erase."""
+        if crash:
+            ok, errors = self.dbt.invoke_errors(
+                "run-operation",
+                "restore_version",
+                "--args",
+                json.dumps(args),
+                "--vars",
+                json.dumps({"gdpr_lakehouse_fault": "after_restore"}),
+            )
+            if ok:
+                return  # nothing to restore (already at that version): nothing to kill
+            if "fault injected" not in errors:
+                raise LawBroken("crash", f"restore_version failed before its fault: {errors}")
+            if crash == "erase":
+                self.dbt.operation("gdpr_erase")
+                self.model.run_erasure()
+                return
         self.dbt.operation("restore_version", args)
-        self.model.restore_silver(build["silver_state"])
 
     def comply(self, step: dict) -> None:
         """`dbt test --select tag:compliance` (but the audit's completeness: no audit
@@ -229,17 +383,39 @@ class World:
         return f"{self.tag.rstrip('-')}_{name}"
 
     def savepoint(self, step: dict) -> None:
+        """savepoint of silver's newest version, or of the one a build left ("build");
+        "crash": killed after the copy (erasures not re-applied), healed by gdpr_erase."""
         if not self.model.built or step["name"] in self.savepoints:
             return  # a shrunk history: no silver yet, or the name taken
-        self.dbt.operation(
-            "savepoint",
-            {
-                "model": "silver_patients",
-                "name": self.savepoint_name(step["name"]),
-                "reason": "simulation",
-            },
-        )
-        self.savepoints[step["name"]] = dict(self.model.silver)
+        args = {
+            "model": "silver_patients",
+            "name": self.savepoint_name(step["name"]),
+            "reason": "simulation",
+        }
+        state = self.model.silver
+        if "build" in step:
+            if step["build"] >= len(self.builds):
+                return  # a shrunk history without that build
+            args["version"] = self.builds[step["build"]]["silver"]
+            state = self.builds[step["build"]]["silver_state"]
+        if step.get("crash"):
+            ok, errors = self.dbt.invoke_errors(
+                "run-operation",
+                "savepoint",
+                "--args",
+                json.dumps(args),
+                "--vars",
+                json.dumps({"gdpr_lakehouse_fault": "after_savepoint_copy"}),
+            )
+            if ok or "fault injected" not in errors:
+                raise LawBroken("crash", f"savepoint did not stop after its copy: {errors}")
+            self.dbt.operation("gdpr_erase")
+            self.model.run_erasure()
+        else:
+            self.dbt.operation("savepoint", args)
+        self.savepoints[step["name"]] = {
+            k: e for k, e in state.items() if k not in self.model.erased
+        }
 
     def release(self, step: dict) -> None:
         if step["name"] not in self.savepoints:
@@ -255,9 +431,22 @@ class World:
         del self.savepoints[step["name"]]
 
     def purge(self, step: dict) -> None:
+        """The purge must fail exactly when a landing file cannot be shown clean (one
+        nothing decodes, while someone is erased); when it succeeds, every request of
+        an erased subject is `purged` (checked with the other laws)."""
+        undecodable = undecodable_files(landing_dir())
+        anyone = self.spark.sql(
+            "select count(*) from privacy.erasure_requests where status in ('erased', 'purged')"
+        ).first()[0]
         code = purge.main(["--retain-hours", "0", "--allow-short-retention"], spark=self.spark)
-        if code != 0:
-            raise LawBroken("purge", f"python -m python_jobs.purge exited {code}")
+        expected = 1 if undecodable and anyone else 0
+        if code != expected:
+            raise LawBroken(
+                "a purge fails exactly when a landing file cannot be shown clean",
+                f"python -m python_jobs.purge exited {code}, expected {expected}: "
+                f"undecodable landing files {[p.name for p in undecodable[:3]]}",
+            )
+        self.purged = code == 0
         self.model.purge()
         self.builds.clear()  # VACUUM RETAIN 0 HOURS: no earlier version is restorable
 
@@ -344,7 +533,8 @@ class World:
     def ledger(self) -> dict[str, str]:
         rows = self.spark.sql(
             "select file_path, status from bronze.landing_ledger "
-            f"where entity = '{SOURCE}' and file_path like '%{self.tag}%'"
+            f"where entity = '{SOURCE}' "
+            f"and (file_path like '%{self.tag}%' or file_path like '%/rectify-%')"
         ).collect()
         root = self.folder.resolve().as_posix()
         out = {}
@@ -361,21 +551,23 @@ class World:
         again = sorted(set(keyed) & model.erased)
         if again:
             raise LawBroken("erased subject keyed again", f"{again} hold a key")
-        holding = self.patient_relations()
-        for subject_id in model.erased:
-            pseudonym = self.pseudonyms.get(subject_id)
-            if pseudonym is None:
-                continue  # never keyed: no row of theirs was ever written under a pseudonym
-            for relation in holding:
-                found = self.spark.sql(
-                    f"select count(*) from {table_ref(self.spark, relation)} "
-                    f"where {relation.privacy['subject_key']} = '{pseudonym}'"
-                ).first()[0]
-                if found:
-                    raise LawBroken(
-                        "erased subject present",
-                        f"{subject_id} has {found} row(s) in {relation.qualified_name}",
-                    )
+        # never keyed: no row of theirs was ever written under a pseudonym
+        erased = {self.pseudonyms[s]: s for s in model.erased if s in self.pseudonyms}
+        listed = ", ".join(f"'{p}'" for p in sorted(erased))
+        for relation in self.patient_relations():  # a relation not built stops the check
+            key = relation.privacy["subject_key"]
+            found = (
+                erased
+                and self.spark.sql(
+                    f"select {key}, count(*) from {table_ref(self.spark, relation)} "
+                    f"where {key} in ({listed}) group by {key}"
+                ).collect()
+            )
+            if found:
+                raise LawBroken(
+                    "erased subject present",
+                    f"{erased[found[0][0]]} has {found[0][1]} row(s) in {relation.qualified_name}",
+                )
         requests: dict[str, set[str]] = {}
         for row in self.spark.sql(
             "select subject_id, status from privacy.erasure_requests "
@@ -386,6 +578,8 @@ class World:
             **{s: {"erased", "purged"} for s in model.erased},
             **{s: {"held"} for s in model.waiting},
         }
+        if step["op"] == "purge" and self.purged:
+            expected_requests.update({s: {"purged"} for s in model.erased})
         for subject_id in set(requests) | set(expected_requests):
             allowed = expected_requests.get(subject_id, set())
             if not requests.get(subject_id) or not requests[subject_id] <= allowed:
@@ -448,6 +642,22 @@ def state_of_files() -> dict[str, tuple[int, int]]:
                 stat = path.stat()
                 out[path.as_posix()] = (stat.st_size, stat.st_mtime_ns)
     return out
+
+
+def undecodable_files(folder: Path) -> list[Path]:
+    """Files under `folder` that claim a format (Parquet's or gzip's magic number) and
+    do not decode as it: pyarrow and gzip, not the project's landing check."""
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        try:
+            if data[:4] == b"PAR1":
+                pq.read_table(pa.BufferReader(data))
+            elif data[:2] == b"\x1f\x8b":
+                gzip.decompress(data)
+        except Exception:
+            found.append(path)
+    return found
 
 
 def _diff(actual: dict, expected: dict) -> str:

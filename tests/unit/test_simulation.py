@@ -28,7 +28,31 @@ def test_a_seed_gives_the_same_history_and_another_seed_another() -> None:
     assert any(step.get("full_refresh") for seed in range(20) for step in generate(seed, 40))
     ops = {step["op"] for seed in range(20) for step in generate(seed, 40)}
     every = "land build erase restore purge repair refuse savepoint release snapshot comply hold"
-    assert ops == set(every.split())
+    assert ops == set((every + " rectify replace audit").split())
+    steps = [step for seed in range(20) for step in generate(seed, 40)]
+    assert any(s.get("mistyped") for s in steps) and any(s.get("by") for s in steps)
+    assert any(s.get("crash") for s in steps if s["op"] in ("restore", "savepoint"))
+
+
+def test_a_rectification_is_drawn_only_when_bronze_has_applied_every_landed_event() -> None:
+    """python_jobs.rectify refuses (records nothing) while a landed event of the subject
+    waits for a build: the history draws one only after a build, before any landing or
+    restore of bronze."""
+    drawn = 0
+    for seed in range(60):
+        stale = True
+        for step in generate(seed, 40):
+            if step["op"] == "build":
+                stale = False
+            elif (
+                step["op"] in ("land", "repair", "replace")
+                or step.get("model") == "bronze_patients"
+            ):
+                stale = True
+            elif step["op"] == "rectify":
+                drawn += 1
+                assert not stale, (seed, step)
+    assert drawn
 
 
 def test_a_restore_names_a_build_the_history_made_since_its_last_purge() -> None:
