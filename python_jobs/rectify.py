@@ -77,6 +77,7 @@ from python_jobs.subject_access import (
 )
 
 RECTIFICATION_LOG = "privacy_rectification_requests"
+DELETE_MARKERS = "bronze_cdc_deletes"
 REQUEST_ID = re.compile(r"^rec-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,127}$")
 MAX_VALUE = 1000
@@ -443,6 +444,15 @@ def source_time_sql(spark: SparkSession, relations: list[DeltaRelation], vault_r
     return str(macros.source_seq_time("rows.source_seq", record, keys=keys)).strip()
 
 
+def record_key_sql(spark: SparkSession, relations: list[DeltaRelation], vault_ref: str) -> str:
+    """SQL for :subject_id's record key as bronze and its delete markers store it (macro
+    anonymized_record_id: hashed under the tombstone key inside the statement)."""
+    keys = table_ref(spark, next(r for r in relations if r.privacy.get("role") == "system"))
+    return str(
+        keyed_macros(spark, vault_ref).anonymized_record_id(":subject_id", keys=keys)
+    ).strip()
+
+
 def _event_frame(
     spark: SparkSession,
     table: LandingTable,
@@ -509,13 +519,27 @@ def _event_frame(
 
 
 def unapplied_events(
-    spark: SparkSession, table: LandingTable, vault_ref: str, subject_id: str, source_time: str
+    spark: SparkSession,
+    table: LandingTable,
+    vault_ref: str,
+    subject_id: str,
+    source_time: str,
+    markers: tuple[str, str] | None = None,
 ) -> int:
     """The subject's events in the landing table newer than the row bronze holds: landed
     but not applied yet (a source change, or a rectification, waiting for a build). An
-    event built from bronze now would be newer than them and undo them."""
+    event built from bronze now would be newer than them and undo them. When bronze
+    holds no row (the source deleted the record), the newest delete bronze applied
+    stands for it (`markers`: bronze.cdc_deletes and the SQL of the subject's record
+    key there, the same keyed source order): the events up to it were applied."""
     ref = table_ref(spark, table.reader)
     spark.sql(f"refresh table {table.name}")
+    deleted = ""
+    if markers is not None:
+        deleted = f"""
+              (select max(marked.source_time) from (
+                  select {source_time} as source_time from {markers[0]} as rows
+                  where rows.entity = :entity and rows.record_key = {markers[1]}) as marked),"""
     return _sql(
         spark,
         f"""
@@ -524,10 +548,11 @@ def unapplied_events(
           and events._source_ts > coalesce(
               (select max(held.source_time) from (
                   select {source_time} as source_time from {ref} as rows
-                  where {table.held_by("rows", vault_ref)}) as held),
+                  where {table.held_by("rows", vault_ref)}) as held),{deleted}
               timestamp'0001-01-01 00:00:00')
         """,
         subject_id=subject_id,
+        **({"entity": table.unique_id.rsplit(".", 1)[-1]} if markers is not None else {}),
     ).first()["events"]
 
 
@@ -634,8 +659,14 @@ def rectify(
     # the columns are checked before anything is recorded: bad input changes nothing
     table, values = resolve(landing_tables(graph, relations), subject_type, changes)
     source_time = source_time_sql(spark, relations, vault_ref)
+    # the delete markers (a demo model: a project without it has none)
+    markers = [
+        (table_ref(spark, r), record_key_sql(spark, relations, vault_ref))
+        for r in relations
+        if r.name == DELETE_MARKERS
+    ]
     waiting = (
-        unapplied_events(spark, table, vault_ref, subject_id, source_time)
+        unapplied_events(spark, table, vault_ref, subject_id, source_time, *markers[:1])
         if table is not None
         else 0
     )
