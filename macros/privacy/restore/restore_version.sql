@@ -112,7 +112,7 @@
         {#- at once: the erased subjects the RESTORE brought back go again -#}
         {%- set item = {'restore_id': restore_id, 'node': target.node, 'relation': target.relation, 'target': target} -%}
         {%- do gdpr_lakehouse._reapply_write(ctx, item) -%}
-        {%- do gdpr_lakehouse._forget_landing_files(target) -%}
+        {%- do gdpr_lakehouse.forget_landing_files(target.node, target.version) -%}
         {%- do item.update({'seconds': (modules.datetime.datetime.utcnow() - relation_started).total_seconds()}) -%}
         {%- do items.append(item) -%}
     {%- endfor -%}
@@ -408,27 +408,4 @@ select
         ['relation', 'version now -> target (UTC)', 'rows now', 'rows at target', 'rows back / removed', 'rows of erased subjects to re-erase'], lines) -%}
     {%- do gdpr_lakehouse._print_left(left) -%}
     {{ return(lines) }}
-{%- endmacro %}
-
-{#- A CDC bronze table restored to version V no longer holds what the landing files
-    recorded after V brought: the ledger forgets them (bronze_version > V), so the next
-    build reads them again and nothing landed is lost. The MERGE applies only events
-    newer than each row's state and the delete markers still hold, so re-reading
-    changes only what the restore took back. -#}
-{% macro _forget_landing_files(target) -%}
-    {%- set entities = gdpr_lakehouse.cdc_landing_entities() | map(attribute='name') | list -%}
-    {%- set entity = target.node.name[7:] if target.node.name.startswith('bronze_') else none -%}
-    {%- set ledger_node = gdpr_lakehouse.engine_node('bronze_landing_ledger') -%}
-    {%- if entity in entities and ledger_node -%}
-        {%- set ledger = adapter.get_relation(database=ledger_node.database, schema=ledger_node.schema, identifier=ledger_node.alias) -%}
-        {%- if ledger is not none -%}
-            {%- set forgotten = gdpr_lakehouse.scalar_query('select count(*) from ' ~ ledger ~ " where entity = '" ~ entity
-                ~ "' and bronze_version > " ~ target.version, 0) | int -%}
-            {%- if forgotten > 0 -%}
-                {%- do run_query('delete from ' ~ ledger ~ " where entity = '" ~ entity ~ "' and bronze_version > " ~ target.version) -%}
-                {%- do print('restore_version: ' ~ forgotten ~ ' landing file(s) of ' ~ entity ~ ' applied after version ' ~ target.version
-                    ~ ' leave ' ~ ledger ~ ': the next build reads them again') -%}
-            {%- endif -%}
-        {%- endif -%}
-    {%- endif -%}
 {%- endmacro %}

@@ -234,7 +234,7 @@ when matched then update set
                 applied after the version it went back to are read again, as restore_version
                 does once it re-erased -#}
             {%- if node and row[3] is not none and row[1] | lower == (node.schema ~ '.' ~ node.alias) | lower -%}
-                {%- do gdpr_lakehouse._forget_landing_files({'node': node, 'version': row[3] | int}) -%}
+                {%- do gdpr_lakehouse.forget_landing_files(node, row[3] | int) -%}
             {%- endif -%}
             {%- do items.append(item) -%}
         {%- endif -%}
