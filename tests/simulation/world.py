@@ -256,11 +256,18 @@ class World:
         self.learn_pseudonyms()
         if self.rectified:  # the job confirms what the build applied
             rectify.main([], spark=self.spark)
-            for row in self.spark.sql(
+            rows = self.spark.sql(
                 "select subject_id, status from privacy.rectification_requests "
                 f"where subject_id in ({', '.join(repr(s) for s in sorted(self.rectified))}) "
                 "and status in ('landed', 'applied', 'cancelled')"
-            ).collect():
+            ).collect()
+            missing = self.rectified - {row[0] for row in rows}
+            if missing:  # a landed request gone from the log is no confirmation
+                raise LawBroken(
+                    "a rectification the build applied is confirmed `applied`",
+                    f"{sorted(missing)}: no landed, applied or cancelled request",
+                )
+            for row in rows:
                 allowed = {"applied", "cancelled"} if row[0] in self.model.erased else {"applied"}
                 if row[1] not in allowed:
                     raise LawBroken(
