@@ -19,7 +19,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow soak lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-codegen bench-build-cost bench-long-jvm bench-hooks bench-pruning bench-first-run bench-class-archive clean
+.PHONY: help setup run audit up down test test-slow soak lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-build-cost bench-pruning clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
@@ -36,13 +36,7 @@ help:
 	@echo "make bench-restore  RESTORE alone vs restore_version (RESTORE + re-erasure), 1M and 10M rows (bench/)"
 	@echo "make bench-audit    audit_stream --once catch-up (100 commits, 1M rows) and --follow lag (bench/)"
 	@echo "make bench-ingestion  one new batch's bronze build by batches already landed (1, 10, 50), and events/s (bench/)"
-	@echo "make bench-first-run  make run's first run on a fresh lakehouse: three processes vs one (bench/)"
 	@echo "make bench-warm     trivial run-operation, gdpr_erase, restore_version, audit_stream: warm engine vs embedded (bench/)"
-	@echo "make bench-class-archive  a JVM's start with the class archive and without it: run-operation, audit, erase, engine up (bench/)"
-	@echo "make bench-start      a dbt command's start: Delta's jars by path (the profile) vs through Ivy, side by side (bench/)"
-	@echo "make bench-codegen    dbt build with an engine setting of the local target off and on, side by side: code generation (BENCH_ARGS=--setting jit: the JIT threshold)"
-	@echo "make bench-long-jvm    one test suite of this checkout and of an earlier revision at once, command by command: a JVM that lives long (BENCH_ARGS=\"--base REV\")"
-	@echo "make bench-hooks       each on-run-start hook of this checkout and of an earlier revision, alternated in one JVM (BENCH_ARGS=\"--base REV\")"
 	@echo "make bench-build-cost  dbt build of this checkout and of an earlier revision, side by side (BENCH_ARGS=\"--base REV --patients 100000\")"
 	@echo "make cluster-up    Spark master + worker, Thrift server, Derby metastore on loopback (then: python -m python_jobs.cluster env)"
 	@echo "make cluster-down  stop them"
@@ -147,26 +141,8 @@ bench-ingestion: setup
 bench-warm: setup
 	$(PY) bench/warm.py $(BENCH_ARGS)
 
-bench-first-run: setup
-	$(PY) bench/first_run.py $(BENCH_ARGS)
-
-bench-class-archive: setup
-	$(PY) bench/class_archive.py $(BENCH_ARGS)
-
-bench-codegen: setup
-	$(PY) bench/codegen.py $(BENCH_ARGS)
-
-bench-start: setup
-	$(PY) bench/start.py $(BENCH_ARGS)
-
 bench-build-cost: setup
 	$(PY) bench/build_cost.py $(BENCH_ARGS)
-
-bench-long-jvm: setup
-	$(PY) bench/long_jvm.py $(BENCH_ARGS)
-
-bench-hooks: setup
-	$(PY) bench/hooks.py $(BENCH_ARGS)
 
 clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs

@@ -11,9 +11,7 @@ The same three steps a user types, in order, each printing what it prints alone:
 dbt runs in this process (dbtRunner, dbt's documented programmatic entry), on the
 `local` target's embedded session; the audit then runs on that same session instead
 of starting a second JVM: the build has already opened every table's Delta log and
-compiled Spark's hot code, which a new JVM pays again (200 patients: the three
-steps as three processes 190 s, in one 170 s, `bench/first_run.py`;
-docs/operations.md). While the warm engine is up, dbt uses `--target warm` and the
+compiled Spark's hot code, which a new JVM pays again (docs/decisions/0010). While the warm engine is up, dbt uses `--target warm` and the
 audit goes to the engine, as typed.
 A failed build stops before the audit, with dbt's exit status. dbt's output folders are
 its owner's only, as for a `dbt` command (python_jobs.kek_hook).

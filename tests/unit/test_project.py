@@ -219,7 +219,7 @@ def test_code_generation_is_off_unless_asked_for(
     monkeypatch: pytest.MonkeyPatch, value: str | None, whole_stage: str, factory: str
 ) -> None:
     """Both halves of Spark's code generation follow LAKEHOUSE_CODEGEN, for dbt's session
-    and the jobs' alike (one profile); bench/codegen.py measures the choice."""
+    and the jobs' alike (one profile); why: docs/decisions/0002."""
     settings = _settings_with(monkeypatch, "LAKEHOUSE_CODEGEN", value)
     assert settings["spark.sql.codegen.wholeStage"] == whole_stage
     assert settings["spark.sql.codegen.factoryMode"] == factory
@@ -230,7 +230,7 @@ def test_adaptive_query_execution_is_off_unless_asked_for(
     monkeypatch: pytest.MonkeyPatch, value: str | None, adaptive: str
 ) -> None:
     """Adaptive query execution follows LAKEHOUSE_ADAPTIVE, for dbt's session and the
-    jobs' alike (one profile); bench/codegen.py --setting adaptive measures the choice."""
+    jobs' alike (one profile); why: docs/decisions/0006."""
     settings = _settings_with(monkeypatch, "LAKEHOUSE_ADAPTIVE", value)
     assert settings["spark.sql.adaptive.enabled"] == adaptive
 
@@ -253,8 +253,8 @@ BACK_TO_G1 = "-XX:-UseParallelGC -XX:+UseG1GC"
 def test_the_jvm_flags_come_first_and_java_options_last(
     monkeypatch: pytest.MonkeyPatch, value: str | None, ends: str
 ) -> None:
-    """The driver JVM compiles later than HotSpot's default (bench/codegen.py --setting
-    jit measures it) and collects with the parallel collector (bench/long_jvm.py);
+    """The driver JVM compiles later than HotSpot's default (docs/decisions/0004) and
+    collects with the parallel collector (docs/decisions/0005);
     LAKEHOUSE_JAVA_OPTIONS comes after, so a flag there wins."""
     monkeypatch.setenv("LAKEHOUSE_JVM_CLASS_ARCHIVE", "/srv/spark-classes.jsa")  # the hook's
     if value is None:
