@@ -1,38 +1,49 @@
-"""Known vulnerabilities in the installed Python packages (run by `make lint`).
+"""The installed Python packages, checked against what the package index can answer
+(run by `make lint`).
 
-    python -m lint.audit_deps                      # the check (exit 1 on a finding)
-    python -m lint.audit_deps --refresh <dir>      # rebuild lint/advisories.json from a
-                                                   # checkout of pypa/advisory-database
+    python -m lint.audit_deps             # the check
+    python -m lint.audit_deps --require   # also exit 1 when no advisory service answered
 
-1. pip-audit --strict, against PyPI's advisory service, for every installed package.
-2. Where that service cannot answer (a package index or mirror that serves no
-   per-release JSON, as on the build machines here: pip-audit then audits nothing),
-   the same question is answered offline from lint/advisories.json, the PyPA advisory
-   database's entries for the packages this project installs. Its date is printed:
-   an offline answer is only as new as its snapshot.
+1. Known vulnerabilities: `pip-audit --strict` against PyPI's advisory service. An
+   index or mirror that serves no per-release JSON (as on the build machines here)
+   cannot answer; the audit then says so plainly, `vulnerabilities: NOT AUDITED`, and
+   passes only without `--require`. It never answers from an old copy of an advisory
+   database: a stale file passing as an audit is worse than no audit.
+2. Yanked releases: the index's own simple API (PEP 691 JSON, with PEP 592's `yanked`)
+   answers whether an installed release was withdrawn. Any index serves it; a package
+   the index does not know, or an index that cannot be reached, is named as unchecked.
 
-Never passes because nothing was checked: a package neither source could judge fails
-the run. Accepted findings are listed in lint/audit-exceptions.txt, one per line:
-`<id> <package> <reason>`.
+A finding (a vulnerability or a yanked release) fails the run unless it is accepted in
+lint/audit-exceptions.txt, one per line: `<id> <package> <reason>`, where the id of a
+yanked release is `yanked`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import distributions
 from pathlib import Path
 
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 HERE = Path(__file__).resolve().parent
-SNAPSHOT = HERE / "advisories.json"
 EXCEPTIONS = HERE / "audit-exceptions.txt"
 OWN = {"gdpr-lakehouse"}
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 
 def normalize(name: str) -> str:
@@ -62,139 +73,128 @@ def exceptions() -> dict[tuple[str, str], str]:
     return accepted
 
 
-def online(packages: dict[str, str]) -> list[tuple[str, str, str]] | None:
-    """pip-audit's findings [(package, version, id)], or None when it could not audit."""
+def vulnerabilities(packages: dict[str, str]) -> tuple[list[tuple[str, str, str]] | None, str]:
+    """(pip-audit's findings [(package, version, id)], or None when it could not audit;
+    the first error it printed)."""
     done = subprocess.run(
         [sys.executable, "-m", "pip_audit", "--strict", "--progress-spinner", "off", "-f", "json"],
         capture_output=True,
         text=True,
         timeout=600,
     )
+    said = next((line for line in done.stderr.splitlines() if "ERROR" in line), "no answer")
     try:
         report = json.loads(done.stdout)
     except ValueError:
-        return None
+        return None, said
     deps = [d for d in report.get("dependencies", []) if normalize(d["name"]) in packages]
     if not deps or any("skip_reason" in d for d in deps):
+        return None, said
+    found = [
+        (normalize(d["name"]), d["version"], v["id"]) for d in deps for v in d.get("vulns", [])
+    ]
+    return found, ""
+
+
+def index_url() -> str:
+    """The index pip installs from: PIP_INDEX_URL, pip's configuration, else PyPI."""
+    url = os.environ.get("PIP_INDEX_URL", "")
+    if not url:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+            capture_output=True,
+            text=True,
+        )
+        url = done.stdout.strip() if done.returncode == 0 else ""
+    return (url or "https://pypi.org/simple").rstrip("/")
+
+
+def release_version(filename: str) -> Version | None:
+    """The version a wheel or an sdist file name carries, None for anything else."""
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        if filename.endswith((".tar.gz", ".zip")):
+            return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
-    return [(normalize(d["name"]), d["version"], v["id"]) for d in deps for v in d.get("vulns", [])]
+    return None
 
 
-def _affected(version: Version, entry: dict) -> bool:
-    if str(version) in entry.get("versions", []):
-        return True
-    for span in entry.get("ranges", []):
-        if span.get("type") != "ECOSYSTEM":
-            continue
-        inside = False
-        for event in span.get("events", []):
-            try:
-                if "introduced" in event:
-                    at = event["introduced"]
-                    if at == "0" or version >= Version(at):
-                        inside = True
-                elif ("fixed" in event and version >= Version(event["fixed"])) or (
-                    "last_affected" in event and version > Version(event["last_affected"])
-                ):
-                    inside = False
-            except InvalidVersion:
-                continue
-        if inside:
-            return True
-    return False
+def release_yanked(project: dict, version: str) -> bool | None:
+    """From a PEP 691 project page: True when every file of the release is yanked, False
+    when one is not, None when the page lists no file of that release."""
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    files = [
+        f for f in project.get("files", []) if release_version(f.get("filename", "")) == wanted
+    ]
+    if not files:
+        return None
+    return all(bool(f.get("yanked")) for f in files)
 
 
-def offline(packages: dict[str, str]) -> tuple[list[tuple[str, str, str]], str]:
-    snapshot = json.loads(SNAPSHOT.read_text())
-    findings = []
-    for name, text in sorted(packages.items()):
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
-        for advisory in snapshot["advisories"].get(name, []):
-            if any(_affected(version, entry) for entry in advisory["affected"]):
-                findings.append((name, text, advisory["id"]))
-    return findings, f"{snapshot['source']} at {snapshot['commit'][:12]} ({snapshot['date']})"
+def project_page(index: str, name: str) -> dict | None:
+    request = urllib.request.Request(f"{index}/{name}/", headers={"Accept": SIMPLE_JSON})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            if SIMPLE_JSON not in answer.headers.get("Content-Type", ""):
+                return None
+            return json.load(answer)
+    except (urllib.error.URLError, TimeoutError, ValueError, OSError):
+        return None
 
 
-def refresh(checkout: Path) -> int:
-    """lint/advisories.json from a pypa/advisory-database checkout (a folder or git dir)."""
-    import yaml
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", f"--git-dir={checkout}", *args], capture_output=True, text=True, check=True
-        ).stdout
-
-    packages = installed()
-    commit = git("rev-parse", "HEAD").strip()
-    date = git("log", "-1", "--format=%cI").strip()
-    advisories: dict[str, list[dict]] = {}
-    for path in git("ls-tree", "-r", "--name-only", "HEAD", "vulns").splitlines():
-        folder = normalize(path.split("/")[1])
-        if folder not in packages or not path.endswith(".yaml"):
-            continue
-        record = yaml.safe_load(git("show", f"HEAD:{path}"))
-        affected = [
-            {k: a[k] for k in ("ranges", "versions") if k in a}
-            for a in record.get("affected", [])
-            if normalize(a.get("package", {}).get("name", "")) == folder
-        ]
-        advisories.setdefault(folder, []).append(
-            {"id": record["id"], "aliases": record.get("aliases", []), "affected": affected}
-        )
-    SNAPSHOT.write_text(
-        json.dumps(
-            {
-                "source": "pypa/advisory-database",
-                "commit": commit,
-                "date": date,
-                "written": datetime.now(UTC).strftime("%Y-%m-%d"),
-                "advisories": dict(sorted(advisories.items())),
-            },
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-    total = sum(map(len, advisories.values()))
-    print(f"{SNAPSHOT.name}: {total} advisories for {len(advisories)} installed packages")
-    return 0
+def yanked(packages: dict[str, str], index: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """([(package, version, 'yanked')], [packages the index could not answer for])."""
+    names = sorted(packages)
+    with ThreadPoolExecutor(8) as pool:
+        pages = dict(zip(names, pool.map(lambda n: project_page(index, n), names), strict=True))
+    findings, unchecked = [], []
+    for name in names:
+        answer = None if pages[name] is None else release_yanked(pages[name], packages[name])
+        if answer is None:
+            unchecked.append(name)
+        elif answer:
+            findings.append((name, packages[name], "yanked"))
+    return findings, unchecked
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lint.audit_deps", description=__doc__)
-    parser.add_argument("--refresh", type=Path, help="a pypa/advisory-database git directory")
-    parser.add_argument("--offline", action="store_true", help="skip pip-audit's service")
+    parser.add_argument(
+        "--require", action="store_true", help="exit 1 when no advisory service answered"
+    )
     args = parser.parse_args(argv)
-    if args.refresh:
-        return refresh(args.refresh)
     packages = installed()
     accepted = exceptions()
-    findings = None if args.offline else online(packages)
-    if findings is not None:
-        source = "pip-audit (PyPI advisory service)"
-    else:
-        if not SNAPSHOT.is_file():
-            print(
-                "audit: pip-audit could not reach an advisory service and there is no "
-                f"{SNAPSHOT.name}; nothing was checked",
-                file=sys.stderr,
-            )
-            return 1
-        findings, snapshot = offline(packages)
-        source = f"offline advisories: {snapshot}; pip-audit could not reach a service"
-    open_findings = [f for f in findings if (f[2], f[0]) not in accepted]
+    index = index_url()
+    found, said = vulnerabilities(packages)
+    withdrawn, unchecked = yanked(packages, index)
+    findings = [*(found or []), *withdrawn]
     for name, version, ident in findings:
         reason = accepted.get((ident, name))
-        state = f"accepted: {reason}" if reason else "VULNERABLE"
-        print(f"  {name} {version}: {ident} ({state})")
+        print(f"  {name} {version}: {ident} ({f'accepted: {reason}' if reason else 'FINDING'})")
+    open_findings = [f for f in findings if (f[2], f[0]) not in accepted]
+    if found is None:
+        print(
+            "audit: vulnerabilities: NOT AUDITED: pip-audit got no answer from an advisory "
+            f"service ({said[:160]}); nothing here says these packages are free of known "
+            "vulnerabilities"
+        )
+    else:
+        print(f"audit: vulnerabilities: {len(found)} found by pip-audit (PyPI advisory service)")
     print(
-        f"audit: {len(packages)} installed packages, {len(open_findings)} open finding(s), "
-        f"{len(findings) - len(open_findings)} accepted; {source}"
+        f"audit: yanked releases: {len(withdrawn)} of {len(packages) - len(unchecked)} "
+        f"checked on {index}"
+        + (f"; not answered for {len(unchecked)}: {', '.join(unchecked[:8])}" if unchecked else "")
     )
-    return 1 if open_findings else 0
+    print(f"audit: {len(packages)} installed packages, {len(open_findings)} open finding(s)")
+    if open_findings:
+        return 1
+    return 1 if args.require and found is None else 0
 
 
 if __name__ == "__main__":

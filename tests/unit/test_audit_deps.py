@@ -1,5 +1,6 @@
-"""The dependency audit of `make lint` (lint/audit_deps.py): its offline answer flags
-known-vulnerable releases, and it never passes because nothing was checked."""
+"""The dependency audit of `make lint` (lint/audit_deps.py): it says plainly when no
+advisory service answered (never an old snapshot passing as an audit), and it flags a
+yanked release from the index's own simple API."""
 
 from __future__ import annotations
 
@@ -10,29 +11,58 @@ import pytest
 from lint import audit_deps
 
 
-def test_offline_flags_known_vulnerable_releases() -> None:
-    findings, source = audit_deps.offline({"setuptools": "65.5.0", "urllib3": "1.18"})
-    ids = {(name, ident) for name, _, ident in findings}
-    assert ("setuptools", "PYSEC-2022-43012") in ids  # what a fresh venv used to carry
-    assert ("urllib3", "PYSEC-2017-98") in ids
-    assert "pypa/advisory-database" in source
+def _page(*files: tuple[str, object]) -> dict:
+    return {"files": [{"filename": name, "yanked": yanked} for name, yanked in files]}
 
 
-def test_offline_passes_fixed_releases() -> None:
-    findings, _ = audit_deps.offline({"setuptools": "80.9.0", "urllib3": "2.5.0"})
-    assert findings == []
+def test_a_release_is_yanked_only_when_every_file_of_it_is() -> None:
+    page = _page(
+        ("dbt_core-1.11.16-py3-none-any.whl", "broken metadata"),
+        ("dbt-core-1.11.16.tar.gz", True),
+        ("dbt_core-1.11.17-py3-none-any.whl", False),
+        ("dbt-core-1.11.17.tar.gz", "only the sdist"),
+    )
+    assert audit_deps.release_yanked(page, "1.11.16") is True
+    assert audit_deps.release_yanked(page, "1.11.17") is False  # its wheel stands
+    assert audit_deps.release_yanked(page, "1.11.18") is None  # not on the page: unchecked
+    assert audit_deps.release_yanked(page, "not a version") is None
 
 
-def test_the_installed_set_has_no_open_finding() -> None:
-    findings, _ = audit_deps.offline(audit_deps.installed())
-    accepted = audit_deps.exceptions()
-    assert [f for f in findings if (f[2], f[0]) not in accepted] == []
+def test_versions_are_compared_as_versions_not_as_text() -> None:
+    page = _page(("pyspark-4.2.0.tar.gz", True))
+    assert audit_deps.release_yanked(page, "4.2") is True
+    assert audit_deps.release_yanked(page, "4.2.0.1") is None
 
 
-def test_nothing_checked_is_a_failure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(audit_deps, "online", lambda packages: None)
-    monkeypatch.setattr(audit_deps, "SNAPSHOT", tmp_path / "absent.json")
+def _offline(monkeypatch: pytest.MonkeyPatch, pages: dict[str, dict | None]) -> None:
+    """No advisory service, and an index answering from `pages`."""
+    monkeypatch.setattr(audit_deps, "installed", lambda: {"agate": "1.9.1", "babel": "2.17.0"})
+    monkeypatch.setattr(audit_deps, "vulnerabilities", lambda packages: (None, "no service"))
+    monkeypatch.setattr(audit_deps, "project_page", lambda index, name: pages.get(name))
+
+
+def test_no_advisory_service_is_said_plainly_and_fails_only_when_required(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    _offline(monkeypatch, {"agate": _page(("agate-1.9.1.tar.gz", False))})
+    assert audit_deps.main([]) == 0
+    out = capsys.readouterr().out
+    assert "vulnerabilities: NOT AUDITED" in out
+    assert "1 checked" in out and "not answered for 1: babel" in out
+    assert audit_deps.main(["--require"]) == 1
+
+
+def test_a_yanked_release_fails_unless_accepted_with_a_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    _offline(monkeypatch, {"agate": _page(("agate-1.9.1-py2.py3-none-any.whl", True))})
+    monkeypatch.setattr(audit_deps, "EXCEPTIONS", tmp_path / "absent.txt")
     assert audit_deps.main([]) == 1
+    assert "agate 1.9.1: yanked (FINDING)" in capsys.readouterr().out
+    listed = tmp_path / "exceptions.txt"
+    listed.write_text("yanked agate pinned by dbt-core; the yank was for its metadata\n")
+    monkeypatch.setattr(audit_deps, "EXCEPTIONS", listed)
+    assert audit_deps.main([]) == 0
 
 
 def test_an_exception_needs_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
