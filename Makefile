@@ -55,14 +55,14 @@ setup: $(STAMP)
 	@$(PY) -m python_jobs.class_archive
 	@$(PY) -m python_jobs.kek init
 
-# Sample size of the synthetic landing data (python -m python_jobs.generate --help).
+# Sample size of the synthetic landing data (python -m demo.generate --help).
 PATIENTS ?= 200
 SEED ?= 42
 
-# In one process (python_jobs/demo.py), so one JVM: generate, `dbt build` (in-process,
+# In one process (demo/run.py), so one JVM: generate, `dbt build` (in-process,
 # --target warm while `make up` runs), then `audit_stream --once` on the build's session.
 run: setup
-	$(PY) -m python_jobs.demo --patients $(PATIENTS) --seed $(SEED)
+	$(PY) -m demo.run --patients $(PATIENTS) --seed $(SEED)
 
 # The warm local engine: one long-lived Spark JVM (Thrift server + job socket) on the
 # local target's settings; dbt uses it with --target warm, the jobs by themselves.
@@ -78,8 +78,8 @@ audit: setup
 	$(PY) -m python_jobs.report
 
 lint: setup
-	$(VENV)/bin/ruff check python_jobs tests bench lint
-	$(VENV)/bin/ruff format --check python_jobs tests bench lint
+	$(VENV)/bin/ruff check python_jobs demo tests bench lint
+	$(VENV)/bin/ruff format --check python_jobs demo tests bench lint
 	$(VENV)/bin/sqlfluff lint --processes 0 models macros snapshots tests
 	$(PY) -m lint.audit_deps
 

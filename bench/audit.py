@@ -75,7 +75,8 @@ def main() -> int:
     state = bench_state("bench-audit")
     # the jobs (in process and --follow's own JVM) read the bench's manifest, not target/
     os.environ["DBT_TARGET_PATH"] = str(state / "target")
-    from python_jobs import audit_stream, generate
+    from demo import generate
+    from python_jobs import audit_stream
     from python_jobs.project import manifest
     from python_jobs.relations import delta_relations
     from python_jobs.spark import get_spark

@@ -58,7 +58,7 @@ def _env(project: Path, state: Path) -> dict[str, str]:
 
 def _land(project: Path, landing: Path, patients: int) -> None:
     """Batch 1 of the demo, by the revision's own generator, into `landing`."""
-    command = [sys.executable, "-m", "python_jobs.generate", "--landing", str(landing)]
+    command = [sys.executable, "-m", "demo.generate", "--landing", str(landing)]
     command += ["--patients", str(patients), "--batch", "1"]
     done = subprocess.run(
         command, cwd=project, env=_env(project, landing.parent), capture_output=True, text=True

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
         shutil.rmtree(state)
 
-    from python_jobs import generate
+    from demo import generate
     from python_jobs.relations import delta_relations
     from python_jobs.spark import get_spark
 

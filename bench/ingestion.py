@@ -30,7 +30,7 @@ BUILD = ("run", "--select", "+bronze")
 
 
 def _land(landing: Path, patients: int, batch: int) -> None:
-    from python_jobs import generate
+    from demo import generate
 
     args = ["--landing", str(landing), "--patients", str(patients), "--batch", str(batch)]
     generate.main(args)

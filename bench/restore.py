@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
         shutil.rmtree(state)
 
-    from python_jobs import generate
+    from demo import generate
     from python_jobs.spark import get_spark
 
     spark = get_spark("gdpr_lakehouse.bench_restore")

@@ -207,7 +207,7 @@ def latest_versions(tables: list[Path]) -> dict[str, int]:
 def build_once(dbt: DbtProject, spark: Any, patients: int = 120) -> None:
     """Land batch 1 and `dbt build`, unless an earlier suite of the session already
     built the lakehouse (then only parse, for a fresh manifest)."""
-    from python_jobs import generate
+    from demo import generate
 
     tables = ("bronze.patients", "bronze.orders", "privacy.erasure_requests")
     if all(spark.catalog.tableExists(table) for table in tables):

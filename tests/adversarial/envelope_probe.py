@@ -18,7 +18,8 @@ from pathlib import Path
 from dbt.cli.main import dbtRunner
 from pyspark.sql import SparkSession
 
-from python_jobs import forensic_scan, generate
+from demo import generate
+from python_jobs import forensic_scan
 from tests.dbt_harness import ROOT
 
 PROJECT = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT)]

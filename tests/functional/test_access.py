@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import certificate, generate, rectify, report, subject_access
+from demo import generate
+from python_jobs import certificate, rectify, report, subject_access
 from python_jobs.forensic_scan import _decrypt
 from python_jobs.project import ProjectError, manifest
 from python_jobs.relations import delta_relations

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
+from demo import generate
 from python_jobs.project import landing_dir
 from tests.dbt_harness import DbtProject, build_once, decrypted
 

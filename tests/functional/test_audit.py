@@ -26,7 +26,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import audit_stream, generate, purge, report
+from demo import generate
+from python_jobs import audit_stream, purge, report
 from python_jobs.project import ProjectError, state_dir
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import ROOT, DbtProject

@@ -185,7 +185,7 @@ def test_the_warm_bench_refuses_bad_arguments_before_anything_starts(
 
 
 def test_make_runs_first_run_in_one_process_builds_and_audits_everything(tmp_path: Path) -> None:
-    """`python -m python_jobs.demo` (what `make run` runs) on a fresh lakehouse: the
+    """`python -m demo.run` (what `make run` runs) on a fresh lakehouse: the
     landing zone, `dbt build` in-process, then the audit on the build's own session:
     every node passes and every CDF relation the build wrote is audited."""
     env = {
@@ -197,7 +197,7 @@ def test_make_runs_first_run_in_one_process_builds_and_audits_everything(tmp_pat
         "LAKEHOUSE_ENGINE": "off",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "python_jobs.demo", "--patients", "20"],
+        [sys.executable, "-m", "demo.run", "--patients", "20"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -19,7 +19,7 @@ import pytest
 from dbt_common.invocation import get_invocation_id
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
+from demo import generate
 from python_jobs.macros import Macros
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 from tests.dbt_harness import (

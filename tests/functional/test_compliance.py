@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
+from demo import generate
 from tests.dbt_harness import DbtProject, decrypted
 
 pytestmark = pytest.mark.functional

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import generate
+from demo import generate
 from python_jobs.relations import delta_relations
 from tests.dbt_harness import DbtProject
 

@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from python_jobs import certificate, forensic_scan, generate, purge, subject_access
+from demo import generate
+from python_jobs import certificate, forensic_scan, purge, subject_access
 from python_jobs.forensic_scan import Witness, scan
 from python_jobs.project import manifest
 from python_jobs.relations import delta_relations

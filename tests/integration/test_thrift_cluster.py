@@ -152,7 +152,7 @@ def _applications(cluster: Cluster) -> list[str]:
 
 
 def test_build_erase_restore_purge_and_comply_on_the_cluster(cluster: Cluster) -> None:
-    cluster.python("python_jobs.generate", "--patients", str(PATIENTS), "--seed", "7")
+    cluster.python("demo.generate", "--patients", str(PATIENTS), "--seed", "7")
     # the column-level generic tests are proven by the local builds; here the models,
     # snapshot, seeds and the singular (compliance) tests run on the cluster. An
     # --exclude replaces the default selector, so it names the audit completeness test

@@ -95,7 +95,7 @@ def open_lakehouse(patients: int = 20) -> tuple[DbtProject, object]:
     state = Path(tempfile.mkdtemp(prefix="gdpr_lakehouse_soak_"))
     atexit.register(shutil.rmtree, state, ignore_errors=True)  # nothing left behind
     isolate(state)
-    from python_jobs import generate
+    from demo import generate
     from python_jobs.spark import get_spark
 
     dbt = DbtProject(target_path=state / "target", log_path=state / "logs")

@@ -24,7 +24,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from python_jobs import audit_stream, generate, purge, rectify
+from demo import generate
+from python_jobs import audit_stream, purge, rectify
 from python_jobs.project import landing_dir
 from python_jobs.relations import (
     DeltaRelation,

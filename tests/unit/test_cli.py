@@ -34,9 +34,10 @@ def test_every_command_has_its_own_help(command: str, capsys: pytest.CaptureFixt
 def test_a_plain_install_exposes_the_command(tmp_path: Path) -> None:
     # built from a copy: setuptools writes build/ and egg-info beside the sources
     source = tmp_path / "source"
-    shutil.copytree(
-        ROOT / "python_jobs", source / "python_jobs", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for package in ("python_jobs", "demo"):
+        shutil.copytree(
+            ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     subprocess.run(
@@ -60,6 +61,9 @@ def test_a_plain_install_exposes_the_command(tmp_path: Path) -> None:
         archive.extractall(installed)
         entry_points = next(n for n in archive.namelist() if n.endswith("entry_points.txt"))
         assert "gdpr-lakehouse = python_jobs.cli:entry" in archive.read(entry_points).decode()
+        # the engine only: the demo's generator and runner stay in the checkout
+        shipped = {n.split("/")[0] for n in archive.namelist()}
+        assert shipped == {"python_jobs", wheel.name.split("-py3")[0] + ".dist-info"}, shipped
     run = subprocess.run(
         [sys.executable, "-c", "from python_jobs.cli import entry; entry()", "--help"],
         cwd=tmp_path,

@@ -54,7 +54,7 @@ def test_which_jobs_run_warm(lakehouse: Path, monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(engine.ProjectError, match=r"does not answer.*LAKEHOUSE_ENGINE=off"):
         engine.route("python_jobs.audit_stream", ["--once"])
     assert engine.route("python_jobs.audit_stream", ["--follow"]) is None  # its own JVM
-    assert engine.route("python_jobs.generate", []) is None  # not a warm job
+    assert engine.route("demo.generate", []) is None  # not a warm job
     monkeypatch.setenv("LAKEHOUSE_ENGINE", "off")
     assert engine.route("python_jobs.purge", []) is None
 

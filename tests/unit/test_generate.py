@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from python_jobs import generate
+from demo import generate
 from tests.dbt_harness import ROOT
 
 

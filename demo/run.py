@@ -1,10 +1,10 @@
 """`make run`: the demo's first run in one process, so in one JVM.
 
-    python -m python_jobs.demo [--patients 200] [--seed 42]
+    python -m demo.run [--patients 200] [--seed 42]
 
 The same three steps a user types, in order, each printing what it prints alone:
 
-    python -m python_jobs.generate --patients 200 --seed 42
+    python -m demo.generate --patients 200 --seed 42
     dbt build --target local          # --target warm while the engine (make up) runs
     python -m python_jobs.audit_stream --once
 
@@ -29,7 +29,7 @@ from python_jobs.project import package_root, prog, run_job
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog=prog("python -m python_jobs.demo"), description=__doc__.split("\n\n")[0]
+        prog=prog("python -m demo.run"), description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--patients", type=int, default=200, help="patients (default 200)")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
@@ -38,7 +38,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from python_jobs import audit_stream, engine, generate
+    from demo import generate
+    from python_jobs import audit_stream, engine
 
     code = generate.main(["--patients", str(args.patients), "--seed", str(args.seed)])
     if code:

@@ -1,8 +1,8 @@
 """Deterministic synthetic change events for the landing zone: a CDC feed, no real person.
 
-    python -m python_jobs.generate                         # default sample, batch 1
-    python -m python_jobs.generate --patients 1000000      # scale
-    python -m python_jobs.generate --batch 2               # the next day's changes
+    python -m demo.generate                         # default sample, batch 1
+    python -m demo.generate --patients 1000000      # scale
+    python -m demo.generate --batch 2               # the next day's changes
 
 Writes one Parquet file per entity and batch, ``<landing>/<entity>/batch-NNNN.parquet``,
 each row an event with ``_op`` (insert | update | delete) and ``_source_ts`` (UTC), as a
@@ -361,7 +361,7 @@ class Batch:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog=prog("python -m python_jobs.generate"),
+        prog=prog("python -m demo.generate"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
