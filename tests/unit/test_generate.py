@@ -60,7 +60,7 @@ def test_later_batches_update_delete_and_add(tmp_path: Path) -> None:
 
 
 def test_schema_matches_the_declared_sources() -> None:
-    sources = yaml.safe_load((ROOT / "models/landing/_landing__sources.yml").read_text())
+    sources = yaml.safe_load((ROOT / "models/demo/landing/_landing__sources.yml").read_text())
     declared = {
         t["name"]: [c["name"] for c in t["columns"]] for t in sources["sources"][0]["tables"]
     }

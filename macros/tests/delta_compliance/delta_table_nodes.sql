@@ -19,7 +19,7 @@
     {%- for node in gdpr_lakehouse.privacy_contract_nodes()
           if node.config.file_format == 'delta'
           and node.config.materialized not in ('view', 'ephemeral')
-          and (layer is none or node.fqn[1] == layer
+          and (layer is none or layer in node.fqn[1:-1]
                or (layer == 'snapshots' and node.resource_type == 'snapshot')) -%}
         {%- do nodes.append(node) -%}
     {%- endfor -%}
