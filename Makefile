@@ -19,12 +19,13 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # Who is acting, for the commit tags (userMetadata) of every write.
 export LAKEHOUSE_ACTOR ?= $(shell id -un 2>/dev/null || echo unknown)
 
-.PHONY: help setup run audit up down test test-slow soak lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-build-cost bench-pruning clean
+.PHONY: help setup docs run audit up down test test-slow soak lint unit functional cluster-up cluster-down bench bench-warm bench-erasure bench-restore bench-audit bench-ingestion bench-build-cost bench-pruning clean
 
 help:
 	@echo "make run    set up what is missing, generate the sample landing data, dbt build (local), audit"
 	@echo "make test   set up what is missing, then sqlfluff, ruff and the pytest suite"
 	@echo "make test-slow  the end-to-end runs make test defers: loopback cluster, benchmarks, warm engine"
+	@echo "make docs   rewrite docs/reference/ from the commands' --help, macros/_macros.yml and the vars block"
 	@echo "make soak   random histories, every law checked after every step (SOAK_SEED=1 SOAK_MINUTES=30 SOAK_STEPS=30)"
 	@echo "make audit  audit_stream --once (CDF -> audit.change_log), then the GDPR report"
 	@echo "make up     start the warm local engine (one JVM for dbt --target warm and the jobs)"
@@ -143,6 +144,9 @@ bench-warm: setup
 
 bench-build-cost: setup
 	$(PY) bench/build_cost.py $(BENCH_ARGS)
+
+docs: setup
+	$(PY) -m lint.reference
 
 clean: down
 	rm -rf $(LAKEHOUSE_DIR) target logs

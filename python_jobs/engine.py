@@ -511,7 +511,7 @@ def _start_parse(folder: Path) -> subprocess.Popen | None:
 
 def _no_warm_output() -> str | None:
     """What to say when the project's profile has no ``warm`` output (an adopter's,
-    docs/adopting.md): dbt cannot reach the engine without one, the jobs still run in
+    docs/guides/adopt.md): dbt cannot reach the engine without one, the jobs still run in
     it, and there is nothing to parse for. None when it has one, or when the profile
     cannot be read here: dbt's own parse then says why in parse.log."""
     import yaml
@@ -526,7 +526,7 @@ def _no_warm_output() -> str | None:
         return None
     return (
         f"note: profile {name!r} ({path}) has no `warm` output, so dbt cannot use the engine "
-        '(the jobs run in it all the same); add the one in docs/adopting.md, "The warm '
+        '(the jobs run in it all the same); add the one in docs/guides/adopt.md, "The warm '
         'engine", then `dbt ... --target warm`'
     )
 

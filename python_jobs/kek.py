@@ -13,7 +13,7 @@ exists. It also puts ``gdpr_lakehouse_kek.pth`` in the venv, so every process of
 venv (dbt, the jobs, the warm engine) reads the file into LAKEHOUSE_KEK when that is not
 set (:mod:`python_jobs.kek_hook`). Back the file up: without it the keys, and so every
 encrypted value, cannot be read. On a cluster every worker needs LAKEHOUSE_KEK; on
-Databricks the KEK is a secret in a secret scope instead (docs/deployment.md).
+Databricks the KEK is a secret in a secret scope instead (docs/guides/deploy.md).
 """
 
 from __future__ import annotations

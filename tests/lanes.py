@@ -81,11 +81,11 @@ DEFERRED = (
     # the aggregates' eleven steps of landings, erasures and a restore (its upgrade
     # test stays) and a crash at every step boundary of gdpr_erase (the
     # interrupted-batch and crash-window tests stay): the two longest scenarios after
-    # the suite outgrew its CI budget (docs/decisions/ci-budget.md)
+    # the suite outgrew its CI budget (docs/decisions/0025-ci-budget-what-make-test-defers.md)
     "tests/functional/test_aggregates.py::test_anonymous_aggregates_are_k_anonymous_exact_and_blind_to_erasure",
     "tests/functional/test_reliability.py::test_a_crash_at_every_step_boundary_resumes_to_a_complete_erasure",
     # a third lakehouse of lane 2, built in a subprocess with a KEK of its own to grep
-    # every file for it (docs/decisions/ci-budget.md). Every lakehouse is enveloped by
+    # every file for it (docs/decisions/0025-ci-budget-what-make-test-defers.md). Every lakehouse is enveloped by
     # default now, and test_kek_reach / test_engine_access stay
     "tests/adversarial/test_secret_leaks.py",
 )

@@ -23,7 +23,7 @@ No statement can return the KEK itself or a stored key in clear (the project's S
 extension reads the KEK inside the JVM, uses a stored key only to encrypt, decrypt or
 hash, and refuses reflection: tests/adversarial/test_kek_reach.py); on local and
 thrift a session of a process that holds it can still decrypt values
-(docs/concepts.md, "Who can read what").
+(docs/concepts/README.md, "Who can read what").
 """
 
 from __future__ import annotations

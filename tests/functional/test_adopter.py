@@ -134,7 +134,7 @@ def test_the_adopter_runs_on_the_warm_engine_through_its_own_warm_output(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The CRM's team starts the warm engine in its project (`gdpr-lakehouse engine
-    up`), builds and erases through its profile's `warm` output (docs/adopting.md, "The
+    up`), builds and erases through its profile's `warm` output (docs/guides/adopt.md, "The
     warm engine") and audits through the engine's socket; nothing opens a JVM of its
     own (while the engine holds the embedded metastore, one could not)."""
     work = tmp_path_factory.mktemp("adopter-warm")

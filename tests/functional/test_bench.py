@@ -96,7 +96,7 @@ def test_bad_arguments_are_refused_before_anything_starts(
 
 def test_the_ingestion_bench_times_a_new_batch_and_a_first_build(tmp_path: Path) -> None:
     """bench/ingestion.py end to end on the smallest sizes: its figures are printed and
-    written, not judged (the README has the full run's)."""
+    written, not judged (docs/decisions/0024 has the full run's)."""
     out = tmp_path / "ingestion.json"
     args = ["--landed", "1", "--patients", "20", "--scale-patients", "20", "--out", str(out)]
     done = _script(tmp_path, "bench/ingestion.py", *args)

@@ -6,7 +6,7 @@
   the previous one left; a last run completes it. The subject is gone everywhere,
   the evidence counts every row once, no other subject's rows changed.
 - Concurrency: in each of LAKEHOUSE_RELIABILITY_TRIALS trials (default 1, and more, up
-  to 12, until a write conflict has happened; 20 in the README figures) a second
+  to 12, until a write conflict has happened; 20 for the guide's figures) a second
   ingestion job, in its own Spark session, lands a micro-batch of encounter events
   0.5 to 2.5 s after its last one committed, plus that batch's own duration (other
   patients' and a late one of the subject being erased) and

@@ -146,7 +146,7 @@ class World:
         case: as long as before), each a change a second later than the one it
         corrects. Its events are the file's from now on. (A correction that keeps the
         change times is the same event to bronze, not applied again: see
-        docs/proof.md.)"""
+        docs/guides/prove.md.)"""
         name = self.path(step["file"], step.get("folder", ""))
         landed = self.model.files.get(name)
         if landed is None or not landed.readable:

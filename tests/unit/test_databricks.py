@@ -200,7 +200,7 @@ def test_consumers_are_granted_only_gold_and_the_masked_views(databricks: DbtPro
 
 def test_grants_are_databricks_only(dbt: DbtProject) -> None:
     """Open-source Spark has no SHOW GRANTS: on local and thrift no grants are
-    configured (there is no security boundary there; README, "Who can read what")."""
+    configured (there is no security boundary there; docs/guides/deploy.md)."""
     dbt.invoke("parse")
     assert set(map(json.dumps, _grants(dbt).values())) == {"{}"}
 

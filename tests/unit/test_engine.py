@@ -220,7 +220,7 @@ def test_up_says_when_the_profile_has_no_warm_output_and_parses_nothing(
     assert engine._start_parse(tmp_path) is None
     said = capsys.readouterr().out
     assert f"profile 'crm' ({project / 'profiles.yml'}) has no `warm` output" in said
-    assert "docs/adopting.md" in said
+    assert "docs/guides/adopt.md" in said
     assert not (tmp_path / "parse.log").exists()
     for folder in (ROOT, ROOT / "tests" / "adopter"):
         monkeypatch.setenv("LAKEHOUSE_PROJECT_DIR", str(folder))

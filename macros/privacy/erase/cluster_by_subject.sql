@@ -15,7 +15,7 @@
       none                  left as it is
     Run it on a schedule, or after every build with var cluster_after_build (the
     post-hook cluster_after_build). REORG PURGE skips liquid-clustered files
-    (4.0.1-4.4.0): python_jobs.purge takes its detour for them (docs/erasure.md).
+    (4.0.1-4.4.0): python_jobs.purge takes its detour for them (docs/guides/erase.md).
     Every commit is tagged purpose cluster. Prints what it did; returns the
     relations clustered.
 #}
@@ -111,7 +111,7 @@
     break: without the noise and with 65,536 ranges (as many as 4 hex digits tell
     apart) each file holds one run of keys. 2M rows Z-ordered into 1,000 files, 100
     subjects' prefixes: 186 files can hold them with Delta's defaults, 99 with these
-    (docs/erasure.md). Set before the OPTIMIZE, reset after it. Not on Databricks,
+    (docs/guides/erase.md). Set before the OPTIMIZE, reset after it. Not on Databricks,
     where a SQL warehouse refuses settings it does not list. -#}
 {% macro _curve_settings(on) -%}
     {{ return(adapter.dispatch('_curve_settings', 'gdpr_lakehouse')(on)) }}

@@ -124,7 +124,7 @@ where subject_type is null or subject_type = '{{ step.subject_type }}'
     batch's keys into a local array variable, then one DELETE whose condition is that
     array and the batch's prefixes (_with_variable_sql). One subject on the
     200-patient demo, warm engine: ~0.6-0.9 s a relation that holds rows against
-    ~1.3-2.0 s for the MERGE, the same rows deleted (docs/erasure.md). The keys never
+    ~1.3-2.0 s for the MERGE, the same rows deleted (docs/guides/erase.md). The keys never
     reach the SQL text, and the commit's operationParameters show the array as an
     object reference (UnsafeArrayData@...), not its values: only the prefixes, as for
     the MERGE (tests/functional/test_erasure.py checks the log names no pseudonym).

@@ -11,7 +11,7 @@
     view text, log or error message holds it, and no statement can return it (the
     extension refuses reflection). A stored key is opened only inside the functions
     that use it (encrypt_pii, decrypt_pii, keyed_hash), so no statement returns a
-    subject's key either: docs/concepts.md, "Who can read what".
+    subject's key either: docs/concepts/README.md, "Who can read what".
 #}
 
 {#- 32 bytes from java.security.SecureRandom: the IVs of three AES-GCM encryptions

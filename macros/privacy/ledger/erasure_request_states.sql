@@ -81,7 +81,7 @@ when matched then update set
     older version stored here is dropped); their tombstones then drop the encrypted
     pseudonym and keep only its hash (_unlink_erased_sql). The done requests and their
     shred times into a map variable, then one UPDATE (_with_variable_sql), which costs
-    less than the MERGE this was: docs/erasure.md, "How fast". -#}
+    less than the MERGE this was: docs/guides/erase.md, "How fast". -#}
 {% macro _complete_requests_sql(ctx) -%}
     {%- set done -%}
 select map_from_entries(collect_list(struct(request_id, shredded_at)))
