@@ -30,7 +30,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from demo import generate, purge
+from demo import generate
+from python_jobs import purge
 from python_jobs.project import landing_dir
 from tests.dbt_harness import DbtProject, assert_history_names_by_pseudonym_only, record_ref
 

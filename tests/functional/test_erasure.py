@@ -18,7 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from demo import generate, purge
+from demo import generate
+from python_jobs import purge
 from python_jobs.project import landing_dir
 from python_jobs.relations import DeltaRelation, delta_relations
 from tests.dbt_harness import DbtProject, build_once, decrypted, record_ref
