@@ -257,3 +257,59 @@ def engine_macros() -> Macros:
 
     declared = project_vars()
     return Macros({"var": lambda name, default=None: declared.get(name, default)}, engine_root())
+
+
+class _Column(list):
+    def values(self) -> list[Any]:
+        return list(self)
+
+
+class _Table:
+    """A query's answer as dbt's run_query gives it to a macro (agate's shape): rows by
+    position or column name, columns by position with values(), column_names."""
+
+    def __init__(self, names: list[str], rows: list[Any]) -> None:
+        self.column_names = names
+        self.rows = rows
+        self.columns = [_Column(row[i] for row in rows) for i in range(len(names))]
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class OperationError(Exception):
+    """An operation the macros own refused or failed: their message, as dbt prints it."""
+
+
+def on_session(spark: Any, **overrides: Any) -> Macros:
+    """The engine's macros executing on a job's Spark session: how Python runs an
+    operation the macros own (VACUUM, ...) instead of carrying a copy of its SQL.
+
+    `execute` is true and run_query runs each statement on `spark`; the vars are the
+    project's, with `overrides` over them (a job's flag standing for a var, as
+    `purge --allow-short-retention` for vacuum_allow_short_retention). A macro that
+    raises a compiler error raises OperationError with its message."""
+    from python_jobs.project import engine_root, project_vars
+
+    declared = {**project_vars(), **overrides}
+
+    def run_query(sql: str) -> _Table:
+        frame = spark.sql(sql)
+        return _Table(list(frame.columns), frame.collect())
+
+    def fail(message: str) -> None:
+        raise OperationError(message)
+
+    return Macros(
+        {
+            "var": lambda name, default=None: declared.get(name, default),
+            "execute": True,
+            "run_query": run_query,
+            "log": lambda message, info=False: "",
+            "exceptions": SimpleNamespace(raise_compiler_error=fail),
+        },
+        engine_root(),
+    )

@@ -46,12 +46,10 @@ import argparse
 import csv
 import io
 import json
-import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,7 +61,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs.delta_files import read_snapshot
 from python_jobs.landing_residue import landing_residue
-from python_jobs.macros import engine_macros
+from python_jobs.macros import OperationError, engine_macros, on_session
 from python_jobs.project import (
     ProjectError,
     commit_tag,
@@ -100,7 +98,7 @@ REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 @dataclass(frozen=True)
 class PurgeResult:
     relation: str
-    retain_hours: float
+    retain_hours: int
     reorg_files: int
     vacuumed_files: int
     seconds: float
@@ -128,36 +126,6 @@ def table_retention_hours(spark: SparkSession, ref: str) -> float:
 
 def _version(spark: SparkSession, ref: str) -> int:
     return int(spark.sql(f"describe history {ref} limit 1").first()["version"])
-
-
-RETAIN_IGNORE = "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled"
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Session settings for the statements inside, then back to what they were."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
-def _vacuum_retention_millis(spark: SparkSession, ref: str, after: int) -> int | None:
-    """specifiedRetentionMillis of the VACUUM START committed after version `after`."""
-    for row in spark.sql(f"describe history {ref} limit 10").collect():
-        if row["version"] <= after:
-            break
-        if row["operation"] == "VACUUM START":
-            value = (row["operationParameters"] or {}).get("specifiedRetentionMillis")
-            return int(value) if value not in (None, "", "null") else None
-    return None
 
 
 def _metric(spark: SparkSession, ref: str, operation: str, name: str, after: int) -> int:
@@ -275,45 +243,22 @@ def reorg_purge_all(spark: SparkSession, refs: list[str]) -> dict[str, int]:
 def purge_relation(
     spark: SparkSession,
     relation: DeltaRelation,
-    retain_hours: float | None,
+    retain_hours: int | None,
     reorg_files: int | None = None,
 ) -> PurgeResult:
-    """REORG PURGE (unless the caller did, reorg_files) then VACUUM one relation; the
-    caller has validated retain_hours."""
+    """REORG PURGE (unless the caller did, reorg_files) then VACUUM one relation, by the
+    macro vacuum_relation (the project's one VACUUM) on this session; the caller has
+    validated retain_hours (a short one is the user's explicit opt-in)."""
     ref = table_ref(spark, relation)
     started = time.perf_counter()
     if reorg_files is None:
         reorg_files = reorg_purge(spark, ref)
     effective = retain_hours if retain_hours is not None else table_retention_hours(spark, ref)
-    settings = {}
-    if effective < table_retention_hours(spark, ref):
-        settings["spark.databricks.delta.retentionDurationCheck.enabled"] = "false"
-    # Delta 4.1+ ignores RETAIN n HOURS unless n is 0 (delta-io/delta#5028) and
-    # vacuums with the table's delta.deletedFileRetentionDuration instead: turned off
-    # for this statement, then checked in the commit, so --retain-hours means what it says.
-    # Delta rounds the hours half up (Scala math.round): 0.5 h is 1 h, honoured too
-    honour = retain_hours is not None and retain_hours > 0
-    if honour:
-        settings[RETAIN_IGNORE] = "false"
-    before = _version(spark, ref)
-    with session_conf(spark, settings):
-        if honour and spark.conf.get(RETAIN_IGNORE, "true") != "false":
-            raise ProjectError(
-                f"this Spark will not let VACUUM honour RETAIN {retain_hours:g} HOURS "
-                f"({RETAIN_IGNORE} cannot be set); set the tables' "
-                "delta.deletedFileRetentionDuration instead and leave out --retain-hours"
-            )
-        hours = f" retain {effective:g} hours" if retain_hours is not None else ""
-        spark.sql(f"vacuum {ref}{hours}").collect()
-    if honour:
-        used = _vacuum_retention_millis(spark, ref, before)
-        if used != math.floor(retain_hours + 0.5) * 3_600_000:
-            raise ProjectError(
-                f"VACUUM of {relation.qualified_name} ran with a retention of "
-                f"{'the table default' if used is None else f'{used / 3_600_000:g} h'}, "
-                f"not the {retain_hours:g} h asked for"
-            )
-    vacuumed = _metric(spark, ref, "VACUUM END", "numDeletedFiles", before)
+    try:
+        macros = on_session(spark, vacuum_allow_short_retention=True)
+        vacuumed = int(macros.vacuum_relation(ref, retain_hours))
+    except OperationError as error:
+        raise ProjectError(str(error)) from None
     return PurgeResult(
         relation.qualified_name, effective, reorg_files, vacuumed, time.perf_counter() - started
     )
@@ -711,6 +656,15 @@ def relations_of_request(
     ]
 
 
+def _whole_hours(text: str) -> int:
+    """--retain-hours: whole hours, 0 to 87600, as the macro vacuum_relation takes them."""
+    if not re.fullmatch(r"[0-9]{1,5}", text.strip()) or int(text) > 87600:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of hours from 0 to 87600; got {text[:20]!r}"
+        )
+    return int(text)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=prog("python -m python_jobs.purge"), description=__doc__.split("\n\n")[0]
@@ -724,8 +678,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--retain-hours",
-        type=float,
-        help="VACUUM retention in hours (default: each table's delta.deletedFileRetentionDuration)",
+        type=_whole_hours,
+        help="VACUUM retention in whole hours, 0 to 87600 (default: each table's "
+        "delta.deletedFileRetentionDuration)",
     )
     parser.add_argument(
         "--allow-short-retention",
@@ -737,14 +692,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(
             f"--request-id {args.request_id[:60]!r} is not a request id (req-<UTC time>-<10 hex>)"
         )
-    if args.retain_hours is not None:
-        if not 0 <= args.retain_hours <= 87600:
-            parser.error("--retain-hours must be from 0 to 87600")
-        if args.retain_hours < SAFETY_HOURS and not args.allow_short_retention:
-            parser.error(
-                f"--retain-hours {args.retain_hours:g} is below Delta's {SAFETY_HOURS} h safety check; "
-                "add --allow-short-retention if no reader or writer can be running"
-            )
+    if (
+        args.retain_hours is not None
+        and args.retain_hours < SAFETY_HOURS
+        and not args.allow_short_retention
+    ):
+        parser.error(
+            f"--retain-hours {args.retain_hours} is below Delta's {SAFETY_HOURS} h safety check; "
+            "add --allow-short-retention if no reader or writer can be running"
+        )
     return args
 
 

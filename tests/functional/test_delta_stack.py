@@ -33,13 +33,13 @@ pytestmark = pytest.mark.functional
 SCHEMA = "stack_check"
 
 
-def _scratch(spark: SparkSession, name: str) -> str:
+def _scratch(spark: SparkSession, name: str, retention: str = "interval 0 hours") -> str:
     """A table whose first data file was just removed by an overwrite."""
     spark.sql(f"create schema if not exists {SCHEMA}")
     table = f"{SCHEMA}.{name}"
     spark.sql(
         f"create or replace table {table} (id int) using delta tblproperties ("
-        "'delta.deletedFileRetentionDuration' = 'interval 0 hours', "
+        f"'delta.deletedFileRetentionDuration' = '{retention}', "
         "'delta.enableDeletionVectors' = 'false')"
     )
     spark.sql(f"insert into {table} values (1)")
@@ -94,6 +94,27 @@ def test_vacuum_relation_retain_hours_keeps_what_it_says(
     )
     assert deleted == "0"
     assert _data_files(spark, table) == 2
+    assert _retention_asked(spark, table) == str(200 * 3_600_000)
+
+
+def test_one_vacuum_for_the_job_and_the_post_hook_below_the_tables_own_retention(
+    dbt: DbtProject, spark: SparkSession
+) -> None:
+    """200 h on a table that keeps removed files 300 h: Delta's safety check compares
+    with the table's own retention, not with 168 h. The purge and the macro run the
+    same VACUUM (python_jobs.macros.on_session), and both keep what they say."""
+    relation = DeltaRelation(f"model.x.{SCHEMA}_long", "long", SCHEMA, "long", "model")
+    table = _scratch(spark, "long", "interval 300 hours")
+    result = purge_relation(spark, relation, 200)
+    assert (result.retain_hours, result.vacuumed_files) == (200, 0)
+    assert _retention_asked(spark, table) == str(200 * 3_600_000)
+    table = _scratch(spark, "long_hook", "interval 300 hours")
+    deleted = dbt.compile_inline(
+        "{{ gdpr_lakehouse.vacuum_relation(api.Relation.create(schema='"
+        + SCHEMA
+        + "', identifier='long_hook'), 200) }}"
+    )
+    assert deleted == "0" and _data_files(spark, table) == 2
     assert _retention_asked(spark, table) == str(200 * 3_600_000)
 
 

@@ -121,6 +121,18 @@ def test_short_vacuum_retention_needs_the_opt_in(jinja: Jinja) -> None:
     assert "vacuum_allow_short_retention" in errors
 
 
+@pytest.mark.parametrize("hours", ["0.5", "167.9", "-1", "87601", "'24'", "true"])
+def test_vacuum_retention_is_a_whole_number_of_hours(jinja: Jinja, hours: str) -> None:
+    """A fractional retention is refused, never truncated: `retain 0.5` rendered
+    `retain 0 hours`, deleting every removed file, and the purge job rounded the same
+    0.5 up to 1 h (one rule, the macro's, for both)."""
+    success, errors = jinja.with_vars({"vacuum_allow_short_retention": True}).compile_errors(
+        f"{{{{ gdpr_lakehouse.spark__vacuum_relation('bronze.patients', {hours}) }}}}",
+    )
+    assert not success, "a fractional retention was accepted"
+    assert "must be a whole number of hours from 0 to 87600" in errors
+
+
 def test_free_text_keeps_quotes_escaped(jinja: Jinja) -> None:
     sql = jinja.compile_inline(
         "{{ gdpr_lakehouse._sql_string(gdpr_lakehouse._validate_text(\"patient's letter; «Art. 17»\", 'reason')) }}"

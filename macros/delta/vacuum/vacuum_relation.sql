@@ -1,9 +1,11 @@
 {#
-    VACUUM a Delta relation, logged. retain_hours none: the table's own
-    delta.deletedFileRetentionDuration (the policy set from vars). Below Delta's 7-day
-    safety check only with the explicit opt-in var vacuum_allow_short_retention: true
-    (documented in the README: a shorter window can break readers and writers that run
-    at the same time and shortens how far RESTORE reaches).
+    VACUUM a Delta relation, logged; the number of files it deleted. retain_hours
+    none: the table's own delta.deletedFileRetentionDuration (the policy set from
+    vars); else a whole number of hours, never rounded. Below Delta's 7-day safety
+    check only with the explicit opt-in var vacuum_allow_short_retention: true (a
+    shorter window can break readers and writers that run at the same time and
+    shortens how far RESTORE reaches). The one VACUUM of the project: the post-hook
+    and python -m python_jobs.purge (python_jobs.macros.on_session) both run it.
 #}
 {% macro vacuum_relation(relation, retain_hours=none, lite=false) -%}
     {{ return(adapter.dispatch('vacuum_relation', 'gdpr_lakehouse')(relation, retain_hours, lite)) }}
@@ -12,7 +14,8 @@
 {% macro spark__vacuum_relation(relation, retain_hours=none, lite=false) -%}
     {%- set short = false -%}
     {%- if retain_hours is not none -%}
-        {%- if retain_hours is not number or retain_hours is sameas true or retain_hours is sameas false or retain_hours < 0 or retain_hours > 87600 -%}
+        {%- if retain_hours is not number or retain_hours is sameas true or retain_hours is sameas false
+              or retain_hours != (retain_hours | int) or retain_hours < 0 or retain_hours > 87600 -%}
             {%- do exceptions.raise_compiler_error("vacuum retain_hours is " ~ (retain_hours | string)[:40] ~ "; it must be a whole number of hours from 0 to 87600") -%}
         {%- endif -%}
         {%- set short = retain_hours < 168 -%}
@@ -29,6 +32,13 @@
         {%- set honour = retain_hours is not none and (retain_hours | int) != 0 -%}
         {%- set ignore_key = 'spark.databricks.delta.vacuum.retentionWindowIgnore.enabled' -%}
         {%- set before = run_query('describe history ' ~ relation ~ ' limit 1').rows[0]['version'] | int -%}
+        {#- Delta's check refuses a retention below the table's own, which may be longer
+            than 168 h: lifted for this statement too (the caller asked for the hours). -#}
+        {%- if retain_hours is not none and not short -%}
+            {%- set shown = run_query("show tblproperties " ~ relation ~ " ('delta.deletedFileRetentionDuration')") -%}
+            {%- set table_hours = gdpr_lakehouse._retention_hours(shown.rows[0][-1] if shown.rows else none) -%}
+            {%- set short = table_hours is not none and retain_hours < table_hours -%}
+        {%- endif -%}
         {%- if short -%}{%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}{%- endif -%}
         {%- if honour -%}
             {%- do run_query('set ' ~ ignore_key ~ ' = false') -%}
