@@ -61,7 +61,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs.delta_files import read_snapshot
 from python_jobs.landing_residue import landing_residue
-from python_jobs.macros import OperationError, engine_macros, on_session
+from python_jobs.macros import Macros, OperationError, engine_macros, on_session
 from python_jobs.project import (
     ProjectError,
     commit_tag,
@@ -124,25 +124,6 @@ def table_retention_hours(spark: SparkSession, ref: str) -> float:
     return interval_hours(properties.get("delta.deletedFileRetentionDuration", "interval 7 days"))
 
 
-def _version(spark: SparkSession, ref: str) -> int:
-    return int(spark.sql(f"describe history {ref} limit 1").first()["version"])
-
-
-def _metric(spark: SparkSession, ref: str, operation: str, name: str, after: int) -> int:
-    """A metric of the newest `operation` committed after version `after`; 0 when the
-    command committed nothing (an older commit's figures must not be reported)."""
-    for row in spark.sql(f"describe history {ref} limit 10").collect():
-        if row["version"] <= after:
-            break
-        if row["operation"] == operation:
-            return int((row["operationMetrics"] or {}).get(name, 0))
-    return 0
-
-
-# Where reorg_purge keeps a clustered table's columns while it is briefly unclustered.
-CLUSTER_BY_PROPERTY = "gdpr_lakehouse.purge.clusterBy"
-
-
 def reorg_purge_supported(spark: SparkSession) -> bool:
     """REORG ... APPLY (PURGE) works where the executors are the driver's JVM.
 
@@ -170,58 +151,23 @@ def reorg_purge(spark: SparkSession, ref: str) -> int:
     return reorg_purge_all(spark, [ref])[ref]
 
 
-def _unclustered(spark: SparkSession, ref: str) -> tuple[str, list[str]]:
-    """(location, clustering columns); a clustered table is unclustered first, its
-    columns kept in a table property so a run that dies half-way is finished by the
-    next one."""
-    detail = spark.sql(f"describe detail {ref}").first().asDict()
-    columns = list(detail.get("clusteringColumns") or [])
-    kept = (detail.get("properties") or {}).get(CLUSTER_BY_PROPERTY)
-    if kept and not columns:  # an interrupted detour: finish it
-        columns = [c for c in kept.split(",") if c]
-    if columns:
-        spark.sql(
-            f"alter table {ref} set tblproperties ('{CLUSTER_BY_PROPERTY}' = '{','.join(columns)}')"
-        ).collect()
-        spark.sql(f"alter table {ref} cluster by none").collect()
-    return detail["location"], columns
-
-
-def _clustered_again(spark: SparkSession, ref: str, columns: list[str]) -> None:
-    if columns:
-        quoted_columns = ", ".join("`" + c.replace("`", "``") + "`" for c in columns)
-        spark.sql(f"alter table {ref} cluster by ({quoted_columns})").collect()
-        spark.sql(
-            f"alter table {ref} unset tblproperties if exists ('{CLUSTER_BY_PROPERTY}')"
-        ).collect()
-
-
 def reorg_purge_all(spark: SparkSession, refs: list[str]) -> dict[str, int]:
-    """REORG TABLE ... APPLY (PURGE) of each table: rewrite every file with a deletion
-    vector, so the rows it marks are physically gone; {ref: files rewritten}.
+    """REORG TABLE ... APPLY (PURGE) of each table, by the macro purge_deletion_vectors
+    (the project's one REORG, its clustering detour included): every file with a
+    deletion vector rewritten, so the rows it marks are physically gone; {ref: files
+    rewritten}.
 
-    On a cluster (reorg_purge_supported) the tables that carry a deletion vector are
-    purged in one local application for all of them (python_jobs.reorg): one JVM start
-    per purge, not one per table (on the loopback cluster a request's ~10 relations
-    took 10 minutes one application each).
-
-    A liquid-clustered table needs a detour: Delta (4.0.1-4.4.0) skips files OPTIMIZE has
-    already clustered, so its REORG PURGE rewrites nothing and the deleted rows stay in
-    their Parquet files (bench/run.py found it: REORG of a clustered 6.5M-row table took
-    0.9 core-s and purged nothing). The table is unclustered (CLUSTER BY NONE), purged,
-    and clustered again by the same columns; the rewritten files are clustered again
-    by the next OPTIMIZE."""
+    On a cluster (reorg_purge_supported) the macro runs in one local application for
+    every table that carries a deletion vector (python_jobs.reorg): one JVM start per
+    purge, not one per table, and only the marked files rewritten."""
+    if reorg_purge_supported(spark):
+        macros = on_session(spark)
+        return {ref: _reorged(macros, ref) for ref in refs}
     rewritten: dict[str, int] = {}
-    in_place = reorg_purge_supported(spark)
-    elsewhere: list[str] = []
-    detours: dict[str, list[str]] = {}
+    elsewhere = []
     for ref in refs:
-        location, detours[ref] = _unclustered(spark, ref)
-        if in_place:
-            before = _version(spark, ref)
-            spark.sql(f"reorg table {ref} apply (purge)").collect()
-            rewritten[ref] = _metric(spark, ref, "REORG", "numRemovedFiles", before)
-        elif _has_deletion_vectors(location):
+        location = spark.sql(f"describe detail {ref}").first()["location"]
+        if _has_deletion_vectors(location) or _detour_pending(spark, ref):
             elsewhere.append(ref)
         else:
             rewritten[ref] = 0  # nothing marked: nothing to start an application for
@@ -235,9 +181,20 @@ def reorg_purge_all(spark: SparkSession, refs: list[str]) -> dict[str, int]:
         )
         done = reorg_in_local_app(elsewhere, tag)
         rewritten.update({ref: done[quoted(ref)] for ref in elsewhere})
-    for ref in refs:
-        _clustered_again(spark, ref, detours[ref])
     return rewritten
+
+
+def _reorged(macros: Macros, ref: str) -> int:
+    try:
+        return int(macros.purge_deletion_vectors(ref))
+    except OperationError as error:
+        raise ProjectError(str(error)) from None
+
+
+def _detour_pending(spark: SparkSession, ref: str) -> bool:
+    """A clustering detour a crash interrupted (the macro finishes it)."""
+    detail = spark.sql(f"describe detail {ref}").first().asDict()
+    return "gdpr_lakehouse.purge.clusterBy" in (detail.get("properties") or {})
 
 
 def purge_relation(

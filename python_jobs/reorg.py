@@ -7,8 +7,9 @@ the active SparkSession inside an executor task, and an executor of a cluster ha
 ("No active or default Spark session found"). A `local[2]` application on the same
 storage and metastore has its executors in the driver, so REORG works there and
 rewrites only the files that carry deletion vectors. python_jobs.purge starts it when
-its own session is on a cluster; Delta's optimistic concurrency makes it safe beside
-the cluster's writers.
+its own session is on a cluster, and it runs the macro purge_deletion_vectors, the
+project's one REORG (its clustering detour included); Delta's optimistic concurrency
+makes it safe beside the cluster's writers.
 
     python -m python_jobs.reorg --tag '<userMetadata JSON>' bronze.users [silver.orders ...]
 
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         raise ProjectError(f"reorg: --tag must be JSON ({error})") from error
     tables = [quoted(table) for table in args.tables]
-    from python_jobs.purge import _metric, _version
+    from python_jobs.macros import OperationError, on_session
     from python_jobs.spark import get_spark
 
     spark = get_spark("gdpr_lakehouse.reorg")
@@ -84,11 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     if not master.startswith("local"):
         raise ProjectError(f"reorg: must run on local executors, not {master}")
     spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", args.tag)
+    macros = on_session(spark)
     for table in tables:
-        before = _version(spark, table)
-        spark.sql(f"reorg table {table} apply (purge)").collect()
-        rewritten = _metric(spark, table, "REORG", "numRemovedFiles", before)
-        version = _version(spark, table)
+        try:
+            rewritten = int(macros.purge_deletion_vectors(table))
+        except OperationError as error:
+            raise ProjectError(f"reorg: {table}: {error}") from None
+        version = int(spark.sql(f"describe history {table} limit 1").first()["version"])
         print(json.dumps({"table": table, "rewritten": rewritten, "version": version}), flush=True)
     return 0
 

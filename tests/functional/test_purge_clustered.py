@@ -1,4 +1,5 @@
-"""Physical erasure of a liquid-clustered table (python_jobs.purge.reorg_purge).
+"""Physical erasure of a liquid-clustered table (python_jobs.purge.reorg_purge, which runs
+the macro purge_deletion_vectors).
 
 Delta's REORG TABLE ... APPLY (PURGE) (4.0.1-4.4.0) skips files OPTIMIZE has clustered: the
 rows a deletion vector marks stay in the Parquet files and the command reports
@@ -16,9 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from python_jobs.delta_files import read_snapshot
-from python_jobs.purge import CLUSTER_BY_PROPERTY, reorg_purge
+from python_jobs.purge import reorg_purge
 
 pytestmark = pytest.mark.functional
+
+# where the macro purge_deletion_vectors keeps the columns while it is unclustered
+CLUSTER_BY_PROPERTY = "gdpr_lakehouse.purge.clusterBy"
 
 SCHEMA = "purge_clustered_test"
 
