@@ -45,7 +45,6 @@ from typing import Any
 from python_jobs import request_certificate
 from python_jobs.forensic_scan import (
     AREAS,
-    REQUEST_ID,
     VERDICTS,
     Witness,
     _relation,
@@ -67,6 +66,7 @@ from python_jobs.project import (
     state_dir,
 )
 from python_jobs.relations import DeltaRelation, delta_relations
+from python_jobs.request_states import request_id_pattern
 
 FORMAT = "gdpr_lakehouse erasure certificate"
 VERSION = 1
@@ -244,7 +244,7 @@ def verify(
     if certificate.get("format") != FORMAT or certificate.get("version") != VERSION:
         raise CertificateError(f"not a {FORMAT} of version {VERSION}")
     request_id = str((certificate.get("request") or {}).get("request_id", ""))
-    if not REQUEST_ID.match(request_id):
+    if not request_id_pattern("erasure").match(request_id):
         raise CertificateError(f"the certificate names no valid request id ({request_id[:60]!r})")
     claimed = certificate.get("evidence") or {}
     columns = claimed.get("columns")
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if (
         args.request_id is not None
-        and not REQUEST_ID.match(args.request_id)
+        and not request_id_pattern("erasure").match(args.request_id)
         and request_certificate.request_type(args.request_id) is None
     ):
         raise CertificateError(

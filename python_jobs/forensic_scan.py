@@ -96,10 +96,9 @@ from python_jobs.relations import (
     registered_folder,
     savepoint_schema,
 )
-from python_jobs.request_states import is_subject_id, subject_id_pattern
+from python_jobs.request_states import is_subject_id, request_id_pattern, subject_id_pattern
 from python_jobs.spark import get_spark
 
-REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 VERDICTS = ("readable", "unlinkable", "unreadable", "retained")
 # areas that hold Delta tables: what gdpr_erase answers for before any purge
 DELTA_AREAS = ("relations", "warehouse")
@@ -1002,7 +1001,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _subject(args: argparse.Namespace, relations: list[DeltaRelation], warehouse: Path) -> str:
     if args.request_id is not None:
-        if not REQUEST_ID.match(args.request_id):
+        if not request_id_pattern("erasure").match(args.request_id):
             raise ScanError(
                 f"--request-id {args.request_id[:80]!r} is not a request id (req-<yyyymmddThhmmss>-<10 hex>)"
             )

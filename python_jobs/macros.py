@@ -204,6 +204,7 @@ class Macros:
                 "execute": False,
                 "is_incremental": lambda: False,
                 "fromjson": json.loads,
+                "local_md5": lambda text: hashlib.md5(str(text).encode()).hexdigest(),
                 "gdpr_lakehouse": self,
             }
         )

@@ -83,7 +83,7 @@ from python_jobs.relations import (
 )
 from python_jobs.relations import control_relation as _control
 from python_jobs.reorg import quoted, reorg_in_local_app
-from python_jobs.request_states import status_in
+from python_jobs.request_states import request_id_pattern, status_in
 from python_jobs.subject_access import (
     expire_access_records,
     expire_exports,
@@ -92,7 +92,6 @@ from python_jobs.subject_access import (
 
 SAFETY_HOURS = 168
 RECORD_RETENTION_DAYS = 1095
-REQUEST_ID = re.compile(r"^req-[0-9T]{15}-[0-9a-f]{10}$")
 
 
 @dataclass(frozen=True)
@@ -645,7 +644,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"opt in to a retention below Delta's {SAFETY_HOURS} h safety check (no reader/writer may be running)",
     )
     args = parser.parse_args(argv)
-    if args.request_id is not None and not REQUEST_ID.match(args.request_id):
+    if args.request_id is not None and not request_id_pattern("erasure").match(args.request_id):
         parser.error(
             f"--request-id {args.request_id[:60]!r} is not a request id (req-<UTC time>-<10 hex>)"
         )

@@ -39,12 +39,10 @@ the row: correct the source too (the event is a correction of the lakehouse's co
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
 import shutil
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -64,6 +62,7 @@ from python_jobs.project import (
 )
 from python_jobs.relations import DeltaRelation, delta_relations, registered_folder, table_ref
 from python_jobs.relations import control_relation as _control
+from python_jobs.request_states import new_request_id
 from python_jobs.subject_access import (
     _sql,
     _stamp,
@@ -78,7 +77,6 @@ from python_jobs.subject_access import (
 
 RECTIFICATION_LOG = "privacy_rectification_requests"
 DELETE_MARKERS = "bronze_cdc_deletes"
-REQUEST_ID = re.compile(r"^rec-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,127}$")
 MAX_VALUE = 1000
 # the event columns every landing table has (macro cdc_event_columns reads them)
@@ -381,7 +379,7 @@ def open_request(
             )
         print(f"rectify: resuming the pending request {pending['request_id']}")
         return {"request_id": pending["request_id"], "deadline": pending["deadline"][:19]}
-    request_id = f"rec-{now:%Y%m%dT%H%M%S}-{hashlib.sha1(uuid.uuid4().bytes).hexdigest()[:10]}"
+    request_id = new_request_id("rectification", now)
     _sql(
         spark,
         f"""

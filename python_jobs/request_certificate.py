@@ -19,12 +19,12 @@ log's record retention (purge) nulls only columns the certificate leaves out.
 from __future__ import annotations
 
 import html
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from python_jobs.relations import DeltaRelation
+from python_jobs.request_states import request_id_pattern
 
 FORMAT = "gdpr_lakehouse request certificate"
 VERSION = 1
@@ -42,7 +42,6 @@ COMMON = (*REQUEST_BASE, "completed_at")
 # request type -> (its id, its log model, completed statuses, the columns certified)
 TYPES: dict[str, dict[str, Any]] = {
     "access": {
-        "id": re.compile(r"^acc-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$"),
         "log": "privacy_access_requests",
         "completed": ("exported", "no_data", "refused"),
         "fields": (
@@ -55,7 +54,6 @@ TYPES: dict[str, dict[str, Any]] = {
         "title": "Certificate of a subject access request",
     },
     "rectification": {
-        "id": re.compile(r"^rec-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$"),
         "log": "privacy_rectification_requests",
         "completed": ("applied", "refused", "cancelled"),
         "fields": (
@@ -77,8 +75,8 @@ MUTABLE = ("export_deleted_at",)
 
 def request_type(request_id: str) -> str | None:
     """'access' or 'rectification' for an id of that kind, else None."""
-    for kind, spec in TYPES.items():
-        if spec["id"].match(request_id):
+    for kind in TYPES:
+        if request_id_pattern(kind).match(request_id):
             return kind
     return None
 

@@ -1,4 +1,5 @@
-"""The erasure request's states and the subject id rule, read from where they are declared.
+"""The request states, the subject id rule and the request id rule, read from where they
+are declared.
 
 macros/utils/request_states/ declares them for the dbt operations; the jobs render
 the same macro here (python_jobs.macros: plain Jinja, no dbt context), so the report,
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
+from datetime import datetime
 from functools import cache
 
 from python_jobs.macros import engine_macros
@@ -44,3 +47,20 @@ def is_subject_id(value: object) -> bool:
         and value == value.strip()
         and subject_id_pattern().match(value) is not None
     )
+
+
+@cache
+def request_id_pattern(kind: str) -> re.Pattern[str]:
+    """What a request id of a kind (erasure, access, rectification, restore) looks like:
+    the macro request_id_pattern, the one rule."""
+    return re.compile(str(engine_macros().request_id_pattern(kind)).strip())
+
+
+def is_request_id(value: object, kind: str) -> bool:
+    return isinstance(value, str) and request_id_pattern(kind).match(value) is not None
+
+
+def new_request_id(kind: str, moment: datetime) -> str:
+    """A new id of a kind for a request a job records (rectify, subject_access), by the
+    macro request_id, as the operations make theirs; unique by a random salt."""
+    return str(engine_macros().request_id(kind, moment, uuid.uuid4().hex)).strip()

@@ -40,7 +40,6 @@ import json
 import os
 import re
 import shutil
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -64,11 +63,15 @@ from python_jobs.project import (
 )
 from python_jobs.relations import DeltaRelation, delta_relations, table_ref
 from python_jobs.relations import control_relation as _control
-from python_jobs.request_states import is_subject_id, request_states
+from python_jobs.request_states import (
+    is_subject_id,
+    new_request_id,
+    request_id_pattern,
+    request_states,
+)
 
 ACCESS_LOG = "privacy_access_requests"
 ERASURE_LOG = "privacy_erasure_requests"
-REQUEST_ID = re.compile(r"^acc-[0-9]{8}T[0-9]{6}-[0-9a-f]{10}$")
 EXPORT_RETENTION_DAYS = 30
 # a relation the manifest declares that `dbt build` has not made yet
 NOT_BUILT = (
@@ -487,7 +490,7 @@ def open_request(
             "deadline": pending["deadline"][:19],
             "resumed": True,
         }
-    request_id = f"acc-{now:%Y%m%dT%H%M%S}-{hashlib.sha1(uuid.uuid4().bytes).hexdigest()[:10]}"
+    request_id = new_request_id("access", now)
     _sql(
         spark,
         f"""
@@ -802,7 +805,7 @@ def expire_exports(
     deleted = []
     for row in due:
         folder = Path(row["export_path"] or "").resolve()
-        if not REQUEST_ID.match(folder.name) or folder.parent != root:
+        if not request_id_pattern("access").match(folder.name) or folder.parent != root:
             print(
                 f"  exports: {row['request_id']} names {str(folder)[:120]}, outside {root}: not deleted"
             )

@@ -38,9 +38,9 @@
     {%- set reason = gdpr_lakehouse._validate_text(reason, 'reason') -%}
     {%- set informed = gdpr_lakehouse._validate_moment(subject_informed_on, 'subject_informed_on') -%}
     {#- the request's log, by the prefix of its id; the states in which it can still be given longer -#}
-    {%- if request_id.startswith('acc-') -%}
+    {%- if request_id.startswith(gdpr_lakehouse._request_id_prefix('access') ~ '-') -%}
         {%- set model, unfinished = 'privacy_access_requests', ['pending'] -%}
-    {%- elif request_id.startswith('rec-') -%}
+    {%- elif request_id.startswith(gdpr_lakehouse._request_id_prefix('rectification') ~ '-') -%}
         {%- set model, unfinished = 'privacy_rectification_requests', ['pending', 'landed'] -%}
     {%- else -%}
         {%- set model, unfinished = 'privacy_erasure_requests', gdpr_lakehouse.request_states().unfinished -%}

@@ -23,13 +23,12 @@
     {%- set deadline = gdpr_lakehouse.request_deadline(received) -%}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
     {%- set requests = gdpr_lakehouse._control_relation('privacy_access_requests') -%}
-    {%- set stamp = run_started_at.strftime('%Y%m%dT%H%M%S') -%}
     {%- set merge_sql -%}
 merge into {{ requests }} as requests
 using (
     select * from values
     {%- for subject_id in ids %}
-        ('acc-{{ stamp }}-{{ local_md5(invocation_id ~ ":" ~ subject_id)[:10] }}', {{ gdpr_lakehouse._sql_string(subject_id) }}){{ ',' if not loop.last }}
+        ('{{ gdpr_lakehouse.request_id('access', run_started_at, invocation_id ~ ":" ~ subject_id) }}', {{ gdpr_lakehouse._sql_string(subject_id) }}){{ ',' if not loop.last }}
     {%- endfor %}
     as incoming (request_id, subject_id)
 ) as incoming

@@ -91,7 +91,7 @@
     {%- endif -%}
 
     {#- 2-4, relation by relation, parents first -#}
-    {%- set restore_id = 'rst-' ~ run_started_at.strftime('%Y%m%dT%H%M%S') ~ '-' ~ local_md5(invocation_id)[:10] -%}
+    {%- set restore_id = gdpr_lakehouse.request_id('restore', run_started_at, invocation_id) -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', reason=reason, extra={'restore_id': restore_id})) -%}
     {%- do run_query(gdpr_lakehouse._restore_log_start_sql(ctx, restore_id, todo, reason)) -%}
     {%- set items = [] -%}

@@ -83,7 +83,7 @@
 
     {#- 2. recorded first, so an erasure running from here on reaches the copy -#}
     {%- set started = modules.datetime.datetime.utcnow() -%}
-    {%- set restore_id = 'rst-' ~ run_started_at.strftime('%Y%m%dT%H%M%S') ~ '-' ~ local_md5(invocation_id ~ name)[:10] -%}
+    {%- set restore_id = gdpr_lakehouse.request_id('restore', run_started_at, invocation_id ~ name) -%}
     {%- set copy_name = schema ~ '.' ~ identifier -%}
     {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='savepoint', reason=reason, extra={'restore_id': restore_id, 'savepoint': name})) -%}
     {%- do run_query(gdpr_lakehouse._savepoint_insert_sql(ctx, name, node, target, copy_name, business_date, restore_id, reason)) -%}

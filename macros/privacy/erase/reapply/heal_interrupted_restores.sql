@@ -212,7 +212,7 @@ when matched then update set
     {%- for row in pending -%}
         {#- read back from a table anyone with write access could have changed: checked
             before any of it reaches SQL -#}
-        {%- if not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', row[0] | string)
+        {%- if not modules.re.match(gdpr_lakehouse.request_id_pattern('restore'), row[0] | string)
               or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', row[1] | string) -%}
             {%- do exceptions.raise_compiler_error(ctx.restore_log ~ " holds an unsettled restore that restore_version did not write (restore_id "
                 ~ (row[0] | string)[:40] ~ ", relation " ~ (row[1] | string)[:80] ~ "); nothing was run. Fix or remove that row by hand") -%}
@@ -267,7 +267,7 @@ when matched then update set
         {%- if not modules.re.match('^[a-z][a-z0-9_]{0,63}$', (row[0] or '') | string)
               or not modules.re.match('^[A-Za-z0-9_]+([.][A-Za-z0-9_]+){2,3}$', (row[1] or '') | string)
               or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]{0,127}[.][A-Za-z_][A-Za-z0-9_]{0,127}$', (row[2] or '') | string)
-              or not modules.re.match('^rst-[0-9T]{15}-[0-9a-f]{10}$', (row[3] or '') | string) -%}
+              or not modules.re.match(gdpr_lakehouse.request_id_pattern('restore'), (row[3] or '') | string) -%}
             {%- do exceptions.raise_compiler_error(ctx.savepoints ~ " holds an unsettled savepoint that savepoint did not write (name "
                 ~ ((row[0] or '') | string | tojson)[:40] ~ "); nothing was run. Fix or remove that row by hand") -%}
         {%- endif -%}
