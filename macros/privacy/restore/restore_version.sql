@@ -28,6 +28,7 @@
     erasures are re-applied as after a RESTORE, a CDC bronze table's landing files
     applied after the version are read again. The copy must have the relation's
     columns. Not with version, timestamp or cascade.
+    Each step is a macro of its own in steps/.
 #}
 {% macro restore_version(model=none, version=none, timestamp=none, dry_run=false, cascade=false, reason=none, savepoint=none) -%}
     {%- do gdpr_lakehouse._reject_unknown_args('restore_version', kwargs, ['model', 'version', 'timestamp', 'dry_run', 'cascade', 'reason', 'savepoint']) -%}
@@ -37,96 +38,30 @@
 {% macro spark__restore_version(model, version, timestamp, dry_run, cascade, reason, savepoint=none) -%}
     {#- 1. arguments first: a bad one changes nothing and runs no statement -#}
     {%- set dry_run = gdpr_lakehouse._validate_flag(dry_run, 'dry_run') -%}
-    {%- set cascade = gdpr_lakehouse._validate_flag(cascade, 'cascade') -%}
-    {%- set reason = gdpr_lakehouse._validate_commit_reason(reason, 'restore_version') -%}
-    {%- if savepoint is not none -%}
-        {%- set savepoint = gdpr_lakehouse._validate_savepoint_name(savepoint, 'restore_version', model) -%}
-        {%- if version is not none or timestamp is not none or cascade -%}
-            {%- do exceptions.raise_compiler_error("restore_version: savepoint restores the model to the version its savepoint holds; give no "
-                ~ "version, timestamp or cascade with it (restore each model from its own savepoint)") -%}
-        {%- endif -%}
-    {%- elif (version is none) == (timestamp is none) -%}
-        {%- do exceptions.raise_compiler_error("restore_version: give exactly one of version (e.g. version: 10), timestamp (e.g. timestamp: \"2026-11-21 10:00:00\", UTC) or savepoint (e.g. savepoint: month_end_2026_01); got "
-            ~ ('both version and timestamp' if version is not none else 'neither')) -%}
-    {%- endif -%}
-    {%- if savepoint is not none -%}
-    {%- elif version is not none -%}
-        {%- set version = gdpr_lakehouse._validate_whole(version, 'restore_version: version', 0, 999999999999) -%}
-    {%- else -%}
-        {%- set timestamp = gdpr_lakehouse._validate_timestamp_text(timestamp) -%}
-    {%- endif -%}
+    {%- set given = gdpr_lakehouse._restore_arguments(version, timestamp, cascade, reason, savepoint, model) -%}
     {%- set node = gdpr_lakehouse._restorable_node(model, 'restore_version') -%}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- do gdpr_lakehouse.assert_key_envelope() -%}
-
     {%- set ctx = gdpr_lakehouse._restore_context() -%}
     {%- if not dry_run -%}
         {%- do gdpr_lakehouse.heal_interrupted_restores(ctx) -%}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.utcnow() -%}
-    {%- if savepoint is not none -%}
-        {%- set root = gdpr_lakehouse._savepoint_target(node, savepoint) -%}
-    {%- else -%}
-        {%- set root = gdpr_lakehouse._restore_target(node, version, timestamp) -%}
-    {%- endif -%}
-    {%- set targets = [root] -%}
     {%- set left = [] -%}
-    {%- if cascade -%}
-        {%- do gdpr_lakehouse._cascade_targets(node, root.point_in_time, targets, left) -%}
-    {%- endif -%}
-    {%- set todo = targets | selectattr('changes') | list -%}
-    {%- if not dry_run -%}
-        {%- for target in targets[1:] if not target.changes -%}
-            {%- do left.append([target.relation_name, 'already at version ' ~ target.version ~ ', its version of that time']) -%}
-        {%- endfor -%}
-    {%- endif -%}
+    {%- set targets = gdpr_lakehouse._restore_targets(node, given, dry_run, left) -%}
     {%- if dry_run -%}
         {{ return(gdpr_lakehouse._restore_dry_run(targets, left, ctx)) }}
     {%- endif -%}
+    {%- set todo = targets | selectattr('changes') | list -%}
     {%- if not todo -%}
-        {%- do print('restore_version: ' ~ root.relation_name ~ ' is already at version ' ~ root.latest
+        {%- do print('restore_version: ' ~ targets[0].relation_name ~ ' is already at version ' ~ targets[0].latest
             ~ ' (the version asked for resolves to it); nothing restored.') -%}
         {%- do gdpr_lakehouse._print_left(left) -%}
         {{ return([]) }}
     {%- endif -%}
-
-    {#- 2-4, relation by relation, parents first -#}
     {%- set restore_id = gdpr_lakehouse.request_id('restore', run_started_at, invocation_id) -%}
-    {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', reason=reason, extra={'restore_id': restore_id})) -%}
-    {%- do run_query(gdpr_lakehouse._restore_log_start_sql(ctx, restore_id, todo, reason)) -%}
-    {%- set items = [] -%}
-    {%- for target in todo -%}
-        {%- if not loop.first -%}
-            {%- do run_query(gdpr_lakehouse.set_commit_metadata(purpose='restore', reason=reason, extra={'restore_id': restore_id})) -%}
-        {%- endif -%}
-        {%- set relation_started = modules.datetime.datetime.utcnow() -%}
-        {%- if target.get('savepoint') -%}
-            {%- do run_query('insert overwrite table ' ~ target.relation ~ ' select * from ' ~ target.source) -%}
-        {%- else -%}
-            {%- do run_query('restore table ' ~ target.relation ~ ' to version as of ' ~ target.version) -%}
-        {%- endif -%}
-        {%- if var('gdpr_lakehouse_fault', none) == 'after_restore' -%}
-            {%- do exceptions.raise_compiler_error("restore_version: fault injected after the RESTORE of " ~ target.relation_name
-                ~ " (var gdpr_lakehouse_fault, for tests); the next restore_version or gdpr_erase heals it") -%}
-        {%- endif -%}
-        {#- at once: the erased subjects the RESTORE brought back go again -#}
-        {%- set item = {'restore_id': restore_id, 'node': target.node, 'relation': target.relation, 'target': target} -%}
-        {%- do gdpr_lakehouse._reapply_write(ctx, item) -%}
-        {%- do gdpr_lakehouse.forget_landing_files(target.node, target.version) -%}
-        {%- do item.update({'seconds': (modules.datetime.datetime.utcnow() - relation_started).total_seconds()}) -%}
-        {%- do items.append(item) -%}
-    {%- endfor -%}
-    {%- do run_query(gdpr_lakehouse.reset_commit_metadata()) -%}
-    {%- set lines = [] -%}
-    {%- for item in gdpr_lakehouse._settle_restores(ctx, items) -%}
-        {%- do lines.append([item.relation_name, item.target.version ~ ' (' ~ item.target.timestamp_text ~ ')',
-            item.target.latest ~ ' -> ' ~ item.restore_commit ~ ((' -> ' ~ item.reapply_commit) if item.reapply_commit is not none else ''),
-            item.rows_restored, item.rows_reerased, '%.1f' | format(item.seconds)]) -%}
-    {%- endfor -%}
-    {%- set seconds = (modules.datetime.datetime.utcnow() - started).total_seconds() -%}
-    {%- do gdpr_lakehouse.print_table('Restored ' ~ lines | length ~ ' relation(s) in ' ~ '%.1f' | format(seconds) ~ ' s (restore ' ~ restore_id ~ ', reason: ' ~ reason ~ '):',
-        ['relation', 'restored to version', 'version before -> restore -> re-erasure', 'rows restored', 'rows re-erased', 'restore + re-erasure s'], lines) -%}
-    {%- do gdpr_lakehouse._print_left(left) -%}
+    {%- set items = gdpr_lakehouse._restore_apply(ctx, todo, restore_id, given.reason) -%}
+    {%- do gdpr_lakehouse._print_restore(ctx, items, restore_id, given.reason, started, left) -%}
     {{ return(restore_id) }}
 {%- endmacro %}
 
