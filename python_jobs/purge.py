@@ -97,7 +97,7 @@ RECORD_RETENTION_DAYS = 1095
 @dataclass(frozen=True)
 class PurgeResult:
     relation: str
-    retain_hours: int
+    retain_hours: float
     reorg_files: int
     vacuumed_files: int
     seconds: float
